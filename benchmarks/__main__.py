@@ -1,0 +1,51 @@
+"""``make bench``: run every ``benchmarks/bench_*.py`` and merge their results.
+
+Each module exposes ``run() -> dict[str, object]`` returning flat JSON-able metrics
+(ratios measured against a baseline run in the same process or run). The merged dict is
+written to ``benchmarks/results.json`` and printed. ``python -m benchmarks NAME ...`` runs
+only the named modules (``bench_NAME``) and updates their keys in the existing file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.json"
+
+
+def main(argv: list[str]) -> int:
+    names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
+    if argv:
+        wanted = {a if a.startswith("bench_") else f"bench_{a}" for a in argv}
+        names = [n for n in names if n in wanted]
+    results: dict[str, object] = {}
+    if RESULTS.exists():
+        results = json.loads(RESULTS.read_text())
+    failures = 0
+    for name in names:
+        module = importlib.import_module(f"benchmarks.{name}")
+        t0 = time.perf_counter()
+        print(f"== {name}", flush=True)
+        try:
+            out = module.run()
+        except Exception as exc:  # a broken benchmark must not hide the others' numbers
+            failures += 1
+            print(f"   FAILED: {type(exc).__name__}: {exc}", flush=True)
+            results[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+            continue
+        results.pop(f"{name}_error", None)
+        results.update(out)
+        print(json.dumps(out, indent=2, sort_keys=True), f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(results, indent=2, sort_keys=True))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,172 @@
+"""The SageMaker training/processing container contract, as data.
+
+Every ``/opt/ml`` path and every environment variable name that the platform and the
+training toolkit use lives here and nowhere else. :class:`ContainerPaths` places the tree
+under any root, so local mode builds it in a job folder and tests build it on ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+__all__ = [
+    "CHECKPOINT_CONFIG_FILE_PATH_ENV",
+    "CONFIG_FILE_DEBUG_HOOK",
+    "CONFIG_FILE_HYPERPARAMETERS",
+    "CONFIG_FILE_INPUT_DATA",
+    "CONFIG_FILE_PROFILER",
+    "CONFIG_FILE_RESOURCE",
+    "CONFIG_FILE_TENSORBOARD",
+    "ContainerPaths",
+    "DEFAULT_ROOT",
+    "SMDEBUG_CONFIG_FILE_PATH_ENV",
+    "SMPROFILER_CONFIG_PATH_ENV",
+    "SM_CHANNELS",
+    "SM_CHANNEL_PREFIX",
+    "SM_CURRENT_HOST",
+    "SM_HOSTS",
+    "SM_HPS",
+    "SM_HP_PREFIX",
+    "SM_INPUT_CONFIG_DIR",
+    "SM_INPUT_DATA_CONFIG",
+    "SM_INPUT_DIR",
+    "SM_MODEL_DIR",
+    "SM_MODULE_DIR",
+    "SM_NETWORK_INTERFACE_NAME",
+    "SM_NUM_CPUS",
+    "SM_NUM_GPUS",
+    "SM_OUTPUT_DATA_DIR",
+    "SM_OUTPUT_DIR",
+    "SM_RESOURCE_CONFIG",
+    "SM_TRAINING_ENV",
+    "SM_USER_ARGS",
+    "SM_USER_ENTRY_POINT",
+    "TENSORBOARD_CONFIG_FILE_PATH_ENV",
+    "TRAINING_END_MARKER",
+    "TRAINING_JOB_NAME_ENV",
+    "USE_SMDEBUG_ENV",
+]
+
+DEFAULT_ROOT = Path("/opt/ml")
+
+# Config file names under <root>/input/config (as SageMaker writes them).
+CONFIG_FILE_HYPERPARAMETERS = "hyperparameters.json"
+CONFIG_FILE_INPUT_DATA = "inputdataconfig.json"
+CONFIG_FILE_RESOURCE = "resourceconfig.json"
+CONFIG_FILE_DEBUG_HOOK = "debughookconfig.json"
+CONFIG_FILE_TENSORBOARD = "tensorboardoutputconfig.json"
+CONFIG_FILE_PROFILER = "profilerconfig.json"
+CONFIG_FILE_CHECKPOINT = "checkpointconfig.json"
+
+# Environment variables read by smdebug-compatible hooks.
+SMDEBUG_CONFIG_FILE_PATH_ENV = "SMDEBUG_CONFIG_FILE_PATH"
+TENSORBOARD_CONFIG_FILE_PATH_ENV = "TENSORBOARD_CONFIG_FILE_PATH"
+SMPROFILER_CONFIG_PATH_ENV = "SMPROFILER_CONFIG_PATH"
+CHECKPOINT_CONFIG_FILE_PATH_ENV = "CHECKPOINT_CONFIG_FILE_PATH"
+TRAINING_JOB_NAME_ENV = "TRAINING_JOB_NAME"
+USE_SMDEBUG_ENV = "USE_SMDEBUG"
+
+# Environment variables the SageMaker training toolkit gives a script.
+SM_MODEL_DIR = "SM_MODEL_DIR"
+SM_CHANNELS = "SM_CHANNELS"
+SM_CHANNEL_PREFIX = "SM_CHANNEL_"
+SM_HPS = "SM_HPS"
+SM_HP_PREFIX = "SM_HP_"
+SM_OUTPUT_DATA_DIR = "SM_OUTPUT_DATA_DIR"
+SM_OUTPUT_DIR = "SM_OUTPUT_DIR"
+SM_INPUT_DIR = "SM_INPUT_DIR"
+SM_INPUT_CONFIG_DIR = "SM_INPUT_CONFIG_DIR"
+SM_INPUT_DATA_CONFIG = "SM_INPUT_DATA_CONFIG"
+SM_RESOURCE_CONFIG = "SM_RESOURCE_CONFIG"
+SM_HOSTS = "SM_HOSTS"
+SM_CURRENT_HOST = "SM_CURRENT_HOST"
+SM_NUM_CPUS = "SM_NUM_CPUS"
+SM_NUM_GPUS = "SM_NUM_GPUS"
+SM_TRAINING_ENV = "SM_TRAINING_ENV"
+SM_USER_ENTRY_POINT = "SM_USER_ENTRY_POINT"
+SM_USER_ARGS = "SM_USER_ARGS"
+SM_MODULE_DIR = "SM_MODULE_DIR"
+SM_NETWORK_INTERFACE_NAME = "SM_NETWORK_INTERFACE_NAME"
+
+# Marker file at a trial's root once training has ended.
+TRAINING_END_MARKER = "training_job_end.ts"
+
+
+@attrs.frozen(kw_only=True)
+class ContainerPaths:
+    """The ``/opt/ml`` tree of one training container, placed under ``root``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    root: Path = attrs.field(default=DEFAULT_ROOT, converter=Path)
+
+    @property
+    def input_dir(self) -> Path:
+        """``<root>/input``."""
+        return self.root / "input"
+
+    @property
+    def input_config_dir(self) -> Path:
+        """``<root>/input/config``: the JSON files SageMaker writes."""
+        return self.input_dir / "config"
+
+    @property
+    def input_data_dir(self) -> Path:
+        """``<root>/input/data``: one folder per channel."""
+        return self.input_dir / "data"
+
+    @property
+    def model_dir(self) -> Path:
+        """``<root>/model``: packed into model.tar.gz at the end."""
+        return self.root / "model"
+
+    @property
+    def output_dir(self) -> Path:
+        """``<root>/output``."""
+        return self.root / "output"
+
+    @property
+    def output_data_dir(self) -> Path:
+        """``<root>/output/data``."""
+        return self.output_dir / "data"
+
+    @property
+    def failure_file(self) -> Path:
+        """``<root>/output/failure``: the failure reason a failed job leaves."""
+        return self.output_dir / "failure"
+
+    @property
+    def tensors_dir(self) -> Path:
+        """``<root>/output/tensors``: the default DebugHookConfig LocalPath."""
+        return self.output_dir / "tensors"
+
+    @property
+    def tensorboard_dir(self) -> Path:
+        """``<root>/output/tensorboard``: the default TensorBoardOutputConfig LocalPath."""
+        return self.output_dir / "tensorboard"
+
+    @property
+    def profiler_dir(self) -> Path:
+        """``<root>/output/profiler``: where profiler metrics are written."""
+        return self.output_dir / "profiler"
+
+    @property
+    def code_dir(self) -> Path:
+        """``<root>/code``: the user's source_dir / entry point."""
+        return self.root / "code"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        """``<root>/checkpoints``."""
+        return self.root / "checkpoints"
+
+    def config_file(self, name: str) -> Path:
+        """Path of one of the ``CONFIG_FILE_*`` files under ``input/config``."""
+        return self.input_config_dir / name
+
+    def channel_dir(self, channel: str) -> Path:
+        """``<root>/input/data/<channel>``."""
+        return self.input_data_dir / channel

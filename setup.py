@@ -1,0 +1,5 @@
+"""Setuptools shim; the project metadata lives in setup.cfg."""
+
+from setuptools import setup
+
+setup()

@@ -1,0 +1,64 @@
+"""Suite-wide fixtures: no real AWS credentials or endpoints ever reach a test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+SMDEBUG_RUNS = FIXTURES / "smdebug_runs"
+
+
+@pytest.fixture(autouse=True)
+def _fake_aws(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Fake credentials and region; no shared AWS config files; a private local job store."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SECURITY_TOKEN", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_HOME", str(tmp_path_factory.mktemp("sdx-home")))
+
+
+@pytest.fixture(scope="session")
+def smdebug_runs() -> Path:
+    """The real smdebug-written runs in shared/fixtures."""
+    if not SMDEBUG_RUNS.exists():
+        pytest.skip(f"shared fixtures not found at {SMDEBUG_RUNS}")
+    return SMDEBUG_RUNS
+
+
+@pytest.fixture(scope="session")
+def smdebug_python() -> Iterator[Path]:
+    """Python of the reference venv holding real smdebug 1.0.34 (``make smdebug-venv``)."""
+    py = REPO_ROOT / ".venv-smdebug" / "bin" / "python"
+    if not (REPO_ROOT / ".venv-smdebug" / ".installed").exists():
+        pytest.skip("reference venv .venv-smdebug (smdebug 1.0.34) is not built; run `make smdebug-venv`")
+    yield py
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """A real moto HTTP server on 127.0.0.1 (real S3 wire protocol); yields its endpoint URL.
+
+    Tests that use it set ``AWS_ENDPOINT_URL`` themselves (monkeypatch) and create buckets
+    with unique names, since the server is shared by the session.
+    """
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
