@@ -21,6 +21,8 @@ __all__ = [
     "CONFIG_FILE_TENSORBOARD",
     "ContainerPaths",
     "DEFAULT_ROOT",
+    "HOOK_NEVER_CRASH_ENV",
+    "RANK_ENV",
     "SMDEBUG_CONFIG_FILE_PATH_ENV",
     "SMPROFILER_CONFIG_PATH_ENV",
     "SM_CHANNELS",
@@ -47,6 +49,7 @@ __all__ = [
     "TRAINING_END_MARKER",
     "TRAINING_JOB_NAME_ENV",
     "USE_SMDEBUG_ENV",
+    "WORLD_SIZE_ENV",
 ]
 
 DEFAULT_ROOT = Path("/opt/ml")
@@ -67,6 +70,13 @@ SMPROFILER_CONFIG_PATH_ENV = "SMPROFILER_CONFIG_PATH"
 CHECKPOINT_CONFIG_FILE_PATH_ENV = "CHECKPOINT_CONFIG_FILE_PATH"
 TRAINING_JOB_NAME_ENV = "TRAINING_JOB_NAME"
 USE_SMDEBUG_ENV = "USE_SMDEBUG"
+# Opt-in: the hook logs its own failures at warning level and stops saving instead of
+# raising into the training loop (our addition; off unless set to a true value).
+HOOK_NEVER_CRASH_ENV = "SAGEMAKER_DEBUGGER_EXT_NEVER_CRASH"
+
+# Distributed training (torch.distributed's launcher variables).
+RANK_ENV = "RANK"
+WORLD_SIZE_ENV = "WORLD_SIZE"
 
 # Environment variables the SageMaker training toolkit gives a script.
 SM_MODEL_DIR = "SM_MODEL_DIR"

@@ -19,6 +19,8 @@ written against the SageMaker SDK (which raises those) keeps catching them::
     │   ├── StorageNotFoundError                 missing object, folder or bucket
     │   └── StorageUnreachableError              endpoint unreachable after retries
     ├── HookError                                training-side hook misuse
+    │   └── HookConfigError (ValueError)         bad hook/collection parameter
+    │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
     ├── TrialError                               reader errors (smdebug's classes live in trials/)
     ├── LocalModeError                           local platform errors
     │   ├── JobNotFoundError (LookupError)
@@ -43,8 +45,10 @@ __all__ = [
     "CorruptRecordError",
     "DebuggerExtError",
     "FormatError",
+    "HookConfigError",
     "HookError",
     "JobAlreadyExistsError",
+    "InvalidCollectionConfiguration",
     "JobNotFoundError",
     "LocalJobInputError",
     "LocalModeError",
@@ -163,6 +167,33 @@ class StorageUnreachableError(StorageError):
 # --- hook and trials --------------------------------------------------------------------
 class HookError(DebuggerExtError):
     """The training-side hook was configured or used wrongly."""
+
+
+class HookConfigError(HookError, ValueError):
+    """A hook or collection parameter (JSON or Python) has a value outside what is allowed."""
+
+    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
+class InvalidCollectionConfiguration(HookConfigError):
+    """A configured collection is neither built in nor has an ``include_regex`` or tensor names.
+
+    Same name as smdebug's ``smdebug.exceptions.InvalidCollectionConfiguration``; raised at
+    the first step, as smdebug does.
+    """
+
+    def __init__(self, collection_name: str) -> None:
+        super().__init__(
+            f"collection {collection_name!r} is not a built-in collection and has no "
+            "'include_regex' and no tensor names: give it an include_regex or save tensors "
+            "into it with save_tensor()",
+            field="CollectionName",
+            value=collection_name,
+        )
+        self.collection_name = collection_name
 
 
 class TrialError(DebuggerExtError):

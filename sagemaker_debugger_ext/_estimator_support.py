@@ -1,0 +1,185 @@
+"""Helpers of :mod:`sagemaker_debugger_ext.estimator`: argument conversion, request capture, attach."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from ._exceptions import ConfigTypeError, LocalModeError, field_error_message
+from .config._collection import CollectionConfig
+from .config._convert import to_hook_config, to_profiler_config, to_rule, to_tensorboard_config
+from .config._framework_profile import FixedProfilingParameters
+from .config._hook import DebuggerHookConfig, TensorBoardOutputConfig
+from .config._profiler import ProfilerConfig
+from .config._rules import RuleBase
+
+__all__ = [
+    "bind_arguments",
+    "capture_create_request",
+    "configs_from_description",
+    "convert_debugger_arguments",
+    "is_local_instance",
+    "make_local_session",
+    "rule_source_resolver",
+]
+
+_MAX_RULES = 20
+
+
+def bind_arguments(sdk_init: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Bind ``args``/``kwargs`` to the SDK ``Estimator.__init__`` signature; return keyword arguments."""
+    try:
+        bound = inspect.signature(sdk_init).bind(None, *args, **kwargs)
+    except TypeError as exc:
+        msg = f"Estimator arguments do not match sagemaker.estimator.Estimator: {exc}"
+        raise ConfigTypeError(msg) from exc
+    arguments = dict(bound.arguments)
+    arguments.pop("self", None)
+    extra = arguments.pop("kwargs", {})
+    arguments.update(extra)
+    return arguments
+
+
+def _convert_rules(value: Any) -> list[RuleBase] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise ConfigTypeError(field_error_message("rules", "a list of Rule/ProfilerRule", value), field="rules", value=value)
+    from ._exceptions import ConfigValueError
+    from .config._rules import Rule
+
+    rules = [to_rule(rule, field=f"rules[{i}]") for i, rule in enumerate(value)]
+    n_debugger = sum(isinstance(rule, Rule) for rule in rules)
+    n_profiler = len(rules) - n_debugger
+    if n_debugger > _MAX_RULES or n_profiler > _MAX_RULES:
+        got = f"{n_debugger} Debugger rules and {n_profiler} profiler rules"
+        expected = f"at most {_MAX_RULES} Debugger rules and {_MAX_RULES} profiler rules"
+        raise ConfigValueError(field_error_message("rules", expected, got), field="rules", value=got)
+    return rules
+
+
+def _convert_hook(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        if value:
+            raise ConfigTypeError(
+                field_error_message("debugger_hook_config", "a DebuggerHookConfig, True, False or None", value),
+                field="debugger_hook_config",
+                value=value,
+            )
+        return {}
+    return to_hook_config(value)
+
+
+def convert_debugger_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Return ``arguments`` with Debugger arguments converted to our config objects (new dict)."""
+    out = dict(arguments)
+    if "rules" in out:
+        out["rules"] = _convert_rules(out["rules"])
+    if "debugger_hook_config" in out:
+        out["debugger_hook_config"] = _convert_hook(out["debugger_hook_config"])
+    if out.get("tensorboard_output_config") is not None:
+        out["tensorboard_output_config"] = to_tensorboard_config(out["tensorboard_output_config"])
+    if out.get("profiler_config") is not None:
+        out["profiler_config"] = to_profiler_config(out["profiler_config"])
+    disable = out.get("disable_profiler")
+    if disable is not None and not isinstance(disable, bool):
+        raise ConfigTypeError(field_error_message("disable_profiler", "a bool", disable), field="disable_profiler", value=disable)
+    return out
+
+
+def is_local_instance(instance_type: Any) -> bool:
+    """True for ``local`` / ``local_gpu``."""
+    return instance_type in ("local", "local_gpu")
+
+
+def make_local_session() -> Any:
+    """Build ``sagemaker_debugger_ext.local.LocalSession()`` (imported lazily)."""
+    try:
+        from .local import LocalSession  # type: ignore[attr-defined]
+    except ImportError as exc:
+        msg = (
+            "instance_type 'local'/'local_gpu' needs sagemaker_debugger_ext.local.LocalSession, which could not be "
+            f"imported ({exc}); pass sagemaker_session=... explicitly"
+        )
+        raise LocalModeError(msg) from exc
+    return LocalSession()
+
+
+def is_our_local_session(session: Any) -> bool:
+    """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
+    return type(session).__module__.startswith("sagemaker_debugger_ext.") and hasattr(session, "default_output_path")
+
+
+def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:
+    """Return ``(rule, local_source) -> uri`` for custom rules whose source is a local path.
+
+    Local mode with our LocalSession: ``file://<absolute path>``, nothing uploaded.
+    Otherwise the SDK's destination ``s3://<bucket>[/<prefix>]/<rule>/<uuid4>/<basename>``,
+    uploaded only when ``upload`` is true.
+    """
+    session = estimator.sagemaker_session
+
+    def resolve(rule: RuleBase, source: str) -> str:
+        if is_our_local_session(session):
+            return "file://" + os.path.abspath(source.removeprefix("file://"))
+        from sagemaker import s3
+
+        desired = s3.s3_path_join("s3://", session.default_bucket(), session.default_bucket_prefix, rule.name, str(uuid.uuid4()))
+        if upload:
+            return str(s3.S3Uploader.upload(local_path=source, desired_s3_uri=desired, sagemaker_session=session))
+        return desired if os.path.isdir(source) else f"{desired}/{os.path.basename(source)}"
+
+    return resolve
+
+
+def capture_create_request(session: Any, train_args: dict[str, Any]) -> dict[str, Any]:
+    """Run ``session.train(**train_args)`` up to the request, without calling CreateTrainingJob."""
+    captured: dict[str, Any] = {}
+
+    def intercept(request: dict[str, Any], create: Any, func_name: str | None = None) -> None:
+        captured.update(request)
+
+    session._intercept_create_request = intercept
+    try:
+        session.train(**train_args)
+    finally:
+        del session._intercept_create_request
+    return captured
+
+
+def configs_from_description(job: dict[str, Any]) -> dict[str, Any]:
+    """Estimator init parameters that restore the Debugger configs of a DescribeTrainingJob answer."""
+    params: dict[str, Any] = {}
+    hook = job.get("DebugHookConfig")
+    if hook:
+        collections = hook.get("CollectionConfigurations")
+        params["debugger_hook_config"] = DebuggerHookConfig(
+            s3_output_path=hook.get("S3OutputPath"),
+            container_local_output_path=hook.get("LocalPath"),
+            hook_parameters=hook.get("HookParameters"),
+            collection_configs=None
+            if collections is None
+            else [CollectionConfig(c["CollectionName"], c.get("CollectionParameters")) for c in collections],
+        )
+    else:
+        params["debugger_hook_config"] = False
+    tb = job.get("TensorBoardOutputConfig")
+    if tb:
+        params["tensorboard_output_config"] = TensorBoardOutputConfig(tb["S3OutputPath"], tb.get("LocalPath"))
+    profiler = job.get("ProfilerConfig")
+    if profiler:
+        parameters = profiler.get("ProfilingParameters")
+        disabled = bool(profiler.get("DisableProfiler", False))
+        params["profiler_config"] = ProfilerConfig(
+            s3_output_path=profiler.get("S3OutputPath"),
+            system_monitor_interval_millis=profiler.get("ProfilingIntervalInMilliseconds"),
+            framework_profile_params=None if parameters is None else FixedProfilingParameters(parameters),
+            disable_profiler=disabled,
+        )
+        params["disable_profiler"] = disabled
+    return params

@@ -1,0 +1,1 @@
+"""Private implementation of :mod:`sagemaker_debugger_ext.request`."""

@@ -1,0 +1,140 @@
+"""The XGBoost hook: a ``TrainingCallback`` with smdebug.xgboost's tensor names.
+
+Per saved iteration: metrics (``train-rmse``), ``feature_importance/<type>/<feature>``
+(weight, gain, cover, total_gain, total_cover, each normalised to sum 1),
+``predictions`` and ``labels`` (of ``validation_data``), ``trees/<column>`` and
+``hyperparameters/<name>``. Default schedule: every 10 iterations.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import xgboost as xgb
+from xgboost.callback import TrainingCallback
+
+from .._exceptions import HookConfigError, field_error_message
+from .._modes import ModeKeys
+from ..hooks._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
+from ..hooks._hook import BaseHook
+from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ._trees import round_trees
+
+__all__ = ["Hook"]
+
+IMPORTANCE_TYPES = ("weight", "gain", "cover", "total_gain", "total_cover")
+
+
+def _load_data(data: Any, field: str) -> xgb.DMatrix | None:
+    if data is None or isinstance(data, xgb.DMatrix):
+        return data
+    if isinstance(data, tuple) and len(data) == 2 and all(isinstance(x, str) for x in data):
+        path, content_type = os.path.expanduser(data[0]), data[1].lower().rsplit("/", 1)[-1]
+        if content_type not in ("csv", "libsvm", "x-libsvm"):
+            raise HookConfigError(field_error_message(f"{field}[1]", "'csv' or 'libsvm'", data[1]), field=field)
+        if not os.path.isfile(path):
+            raise HookConfigError(field_error_message(f"{field}[0]", "an existing local file", data[0]), field=field)
+        uri = f"{path}?format=csv&label_column=0" if content_type == "csv" else f"{path}?format=libsvm"
+        return xgb.DMatrix(uri)
+    raise HookConfigError(
+        field_error_message(field, "an xgboost.DMatrix or a (file path, 'csv'|'libsvm') tuple", data), field=field
+    )
+
+
+class Hook(BaseHook, TrainingCallback):  # type: ignore[misc]
+    """Saves XGBoost training data as smdebug.xgboost did; pass it in ``callbacks=[hook]``.
+
+    Args:
+        hyperparameters: saved as ``hyperparameters/<name>`` (collection ``hyperparameters``).
+        train_data: accepted for smdebug compatibility (SHAP values are not computed).
+        validation_data: the DMatrix whose ``predictions`` and ``labels`` are saved.
+
+    .. versionadded:: 0.1.0
+    """
+
+    builtin_collections: ClassVar[Mapping[str, list[str]]] = XGBOOST_BUILTIN_REGEXES
+    default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.METRICS,)
+    default_save_values: ClassVar[Mapping[str, Any]] = {"save_interval": 10}
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str] | None = None,
+        export_tensorboard: bool = False,
+        tensorboard_dir: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+        reduction_config: Any = None,
+        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
+        include_regex: Iterable[str] | None = None,
+        include_collections: Iterable[str] | None = None,
+        save_all: bool = False,
+        include_workers: str = "one",
+        hyperparameters: Mapping[str, Any] | None = None,
+        train_data: Any = None,
+        validation_data: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        BaseHook.__init__(
+            self, out_dir, export_tensorboard, tensorboard_dir, dry_run, None, save_config,
+            include_regex, include_collections, save_all, include_workers, **kwargs,
+        )  # fmt: skip
+        TrainingCallback.__init__(self)
+        self.hyperparameters = dict(hyperparameters or {})
+        self.train_data = _load_data(train_data, "train_data")
+        self.validation_data = _load_data(validation_data, "validation_data")
+
+    def after_iteration(self, model: xgb.Booster, epoch: int, evals_log: Mapping[str, Any]) -> bool:
+        """Called by xgboost after each boosting round; never asks to stop training."""
+        if self._disabled or self._closed:
+            return False
+        with self._guard():
+            self._start_step(at=int(epoch))
+            if self._due:
+                self._save_iteration(model, int(epoch), evals_log)
+            self._end_step()
+        return False
+
+    def after_training(self, model: xgb.Booster) -> xgb.Booster:
+        """Called by xgboost at the end: writes the collections JSON (the hook stays open)."""
+        with self._guard():
+            if self._prepared:
+                self.export_collections()
+        return model
+
+    def _due_named(self, name: str) -> bool:
+        return any(c.name == name for c in self._due) or any(c.name == CollectionKeys.ALL for c in self._due)
+
+    def _save_iteration(self, model: xgb.Booster, epoch: int, evals_log: Mapping[str, Any]) -> None:
+        for pname, pvalue in self.hyperparameters.items():
+            self._save_for_tensor(f"hyperparameters/{pname}", pvalue)
+        for data_name, metrics in evals_log.items():
+            for metric_name, history in metrics.items():
+                value = history[-1]
+                value = value[0] if isinstance(value, tuple) else value
+                self._save_for_tensor(f"{data_name}-{metric_name}", np.float64(value))
+        if self.validation_data is not None:
+            if self._due_named(CollectionKeys.PREDICTIONS):
+                self._save_for_tensor("predictions", model.predict(self.validation_data))
+            if self._due_named(CollectionKeys.LABELS):
+                self._save_for_tensor("labels", self.validation_data.get_label())
+        tree_booster = _booster_type(model) in ("gbtree", "dart")
+        if tree_booster and self._due_named(CollectionKeys.FEATURE_IMPORTANCE):
+            for itype in IMPORTANCE_TYPES:
+                scores = model.get_score(importance_type=itype)
+                total = float(sum(scores.values())) or 1.0
+                for feature, score in scores.items():
+                    self._save_for_tensor(f"feature_importance/{itype}/{feature}", np.float64(score / total))
+        if tree_booster and self._due_named(CollectionKeys.TREES):
+            for column, values in round_trees(model, epoch).items():
+                self._save_for_tensor(f"trees/{column}", values)
+
+
+def _booster_type(model: xgb.Booster) -> str:
+    try:
+        import json  # noqa: PLC0415
+
+        return str(json.loads(model.save_config())["learner"]["gradient_booster"]["name"])
+    except (KeyError, ValueError):
+        return "gbtree"

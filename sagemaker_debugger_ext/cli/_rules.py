@@ -1,0 +1,105 @@
+"""``sagemaker-debugger-ext rules list|run``: the built-in rules, and one rule on a trial."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "list the built-in rules, or run a rule against a trial (folder or s3:// URI)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``rules list`` and ``rules run``."""
+    sub = parser.add_subparsers(dest="rules_command", metavar="{list,run}")
+    sub.required = True
+    lst = sub.add_parser("list", help="every built-in rule with its parameters and defaults")
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    r = sub.add_parser("run", help="evaluate a rule against a trial until its training ended")
+    r.add_argument("trial_path", metavar="TRIAL_PATH", help="debug output: a folder, file:// or s3:// URI")
+    r.add_argument("name", metavar="NAME", help="built-in rule name, or the class name with --source")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a rule parameter (repeatable)")
+    r.add_argument("--source", help="custom rule source (.py path, file:// or s3:// URI)")
+    r.add_argument("--output-dir", help="where rule-report.json/.md go (default: a temporary folder)")
+    r.add_argument("--start-step", type=int, default=0)
+    r.add_argument("--end-step", type=int, default=None)
+    r.add_argument("--json", action="store_true", help="print the rule report JSON")
+
+
+def _parse_params(items: list[str]) -> dict[str, str]:
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            msg = f"'--param' must be KEY=VALUE (got {item!r})"
+            raise ValueError(msg)
+        params[key.strip()] = value
+    return params
+
+
+def _list(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..rules._catalog import catalog
+
+    rules = catalog()
+    if args.json:
+        print(json.dumps(rules, indent=2))
+        return 0
+    table = Table(title="Built-in rules", show_lines=True)
+    table.add_column("rule", style="bold")
+    table.add_column("fires when")
+    table.add_column("parameters (default)")
+    for rule in rules:
+        params = "\n".join(f"{p['name']} = {p['default']}" for p in rule["parameters"]) or "-"
+        table.add_row(rule["name"], rule["description"], params)
+    Console(soft_wrap=False).print(table)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..rules._report import REPORT_JSON
+    from ..rules._result import EvaluationStatus
+    from ..rules._runner import RunRequest, run_rule
+
+    params = _parse_params(args.param)
+    params.setdefault("rule_to_invoke", args.name)
+    if args.source:
+        params["source_s3_uri"] = args.source
+    out = Path(args.output_dir) if args.output_dir else Path(tempfile.mkdtemp(prefix="sdx-rule-"))
+    req = RunRequest(
+        trial_path=args.trial_path,
+        rule_name=args.name,
+        parameters=params,
+        output_dir=out,
+        start_step=args.start_step,
+        end_step=args.end_step,
+    )
+    outcome = run_rule(req)
+    report = json.loads((out / REPORT_JSON).read_text())
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        console = Console(soft_wrap=False)
+        console.print(f"[bold]{args.name}[/bold]: {outcome.status.value} {outcome.details}".rstrip())
+        if report["Findings"]:
+            table = Table(title="Findings", title_justify="left")
+            for col in ("step", "mode", "tensor", "value", "threshold"):
+                table.add_column(col)
+            for f in report["Findings"][:30]:
+                table.add_row(*(str(f[c]) if f[c] is not None else "" for c in ("step", "mode", "tensor", "value", "threshold")))
+            console.print(table)
+        console.print(f"report: {out / REPORT_JSON}")
+    return 1 if outcome.status is EvaluationStatus.ERROR else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch ``rules list`` / ``rules run``."""
+    return _list(args) if args.rules_command == "list" else _run(args)

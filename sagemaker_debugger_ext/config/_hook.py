@@ -1,0 +1,105 @@
+"""``DebuggerHookConfig`` and ``TensorBoardOutputConfig``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from ._checks import check_optional_str, check_str, check_str_map, type_error, value_error
+from ._collection import CollectionConfig
+
+__all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]
+
+_MAX_COLLECTIONS = 20
+
+
+def _s3(field: str) -> Any:
+    def convert(value: Any) -> str | None:
+        return check_optional_str(field, value, max_len=1024)
+
+    return convert
+
+
+def _local(field: str) -> Any:
+    def convert(value: Any) -> str | None:
+        return check_optional_str(field, value, max_len=4096)
+
+    return convert
+
+
+def _hook_params(value: Any) -> dict[str, str] | None:
+    return check_str_map("DebuggerHookConfig.hook_parameters", value, max_items=20)
+
+
+def _collections(value: Any) -> list[CollectionConfig] | None:
+    from ._convert import to_collection_config
+
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise type_error("DebuggerHookConfig.collection_configs", "a list of CollectionConfig", value)
+    items = [to_collection_config(item, field="DebuggerHookConfig.collection_configs[]") for item in value]
+    if len(items) > _MAX_COLLECTIONS:
+        raise value_error(
+            "DebuggerHookConfig.collection_configs", f"at most {_MAX_COLLECTIONS} collections", f"{len(items)} collections"
+        )
+    return items
+
+
+@attrs.frozen
+class DebuggerHookConfig:
+    """Where and what the training-side Debugger hook saves (``DebugHookConfig``).
+
+    Args:
+        s3_output_path: Base URI of the tensors; the job name and ``debug-output`` are
+            appended by the service. ``None`` means the estimator's ``output_path``.
+        container_local_output_path: Path inside the container (``LocalPath``).
+        hook_parameters: String hook parameters (``save_interval``, ...), at most 20.
+        collection_configs: :class:`CollectionConfig` objects to save, at most 20.
+
+    .. versionadded:: 0.1.0
+    """
+
+    s3_output_path: str | None = attrs.field(default=None, converter=_s3("DebuggerHookConfig.s3_output_path"))
+    container_local_output_path: str | None = attrs.field(
+        default=None, converter=_local("DebuggerHookConfig.container_local_output_path")
+    )
+    hook_parameters: dict[str, str] | None = attrs.field(default=None, converter=_hook_params)
+    collection_configs: list[CollectionConfig] | None = attrs.field(default=None, converter=_collections)
+
+    def _to_request_dict(self) -> dict[str, Any]:
+        """Return the ``DebugHookConfig`` request fragment as the SDK builds it (a new dict)."""
+        request: dict[str, Any] = {"S3OutputPath": self.s3_output_path}
+        if self.container_local_output_path is not None:
+            request["LocalPath"] = self.container_local_output_path
+        if self.hook_parameters is not None:
+            request["HookParameters"] = dict(self.hook_parameters)
+        if self.collection_configs is not None:
+            request["CollectionConfigurations"] = [c._to_request_dict() for c in self.collection_configs]
+        return request
+
+
+@attrs.frozen
+class TensorBoardOutputConfig:
+    """Where TensorBoard event files go (``TensorBoardOutputConfig``).
+
+    Args:
+        s3_output_path: Base URI (required, as in the SDK).
+        container_local_output_path: Path inside the container (``LocalPath``).
+
+    .. versionadded:: 0.1.0
+    """
+
+    s3_output_path: str = attrs.field(converter=lambda v: check_str("TensorBoardOutputConfig.s3_output_path", v, max_len=1024))
+    container_local_output_path: str | None = attrs.field(
+        default=None, converter=_local("TensorBoardOutputConfig.container_local_output_path")
+    )
+
+    def _to_request_dict(self) -> dict[str, Any]:
+        """Return the ``TensorBoardOutputConfig`` request fragment (a new dict)."""
+        request: dict[str, Any] = {"S3OutputPath": self.s3_output_path}
+        if self.container_local_output_path is not None:
+            request["LocalPath"] = self.container_local_output_path
+        return request

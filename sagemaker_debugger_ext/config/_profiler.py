@@ -1,0 +1,111 @@
+"""``ProfilerConfig`` and ``Profiler`` (SageMaker Profiler v2 parameters)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .._exceptions import ConfigValueError
+from ._checks import check_bool, check_int, check_optional_str
+from ._framework_profile import FixedProfilingParameters, FrameworkProfile
+
+__all__ = ["Profiler", "ProfilerConfig"]
+
+DETAILED_PROFILER_INSTANCE_TYPE = "ml.m5.4xlarge"
+DETAILED_PROFILER_VOLUME_SIZE_GB = 128
+
+
+@attrs.frozen
+class Profiler:
+    """SageMaker Profiler settings (``ProfilingParameters`` CPUProfilingDuration/SMPFileRotationSecs).
+
+    Using it in a :class:`ProfilerConfig` adds the DetailedProfilerProcessingJobConfig
+    processing rule (``ml.m5.4xlarge``, 128 GB) when no ProfilerRule is given, as the SDK does.
+
+    .. versionadded:: 0.1.0
+    """
+
+    cpu_profiling_duration: str = attrs.field(default="3600", converter=str)
+    file_rotation_interval: str = attrs.field(default="600", converter=str)
+
+    @property
+    def profiling_parameters(self) -> dict[str, str]:
+        """The ``ProfilingParameters`` map (a new dict)."""
+        return {"CPUProfilingDuration": self.cpu_profiling_duration, "SMPFileRotationSecs": self.file_rotation_interval}
+
+    @property
+    def instanceType(self) -> str:  # noqa: N802 - SDK attribute name
+        """Instance type of the detailed-profiler processing rule."""
+        return DETAILED_PROFILER_INSTANCE_TYPE
+
+    @property
+    def volumeSizeInGB(self) -> int:  # noqa: N802 - SDK attribute name
+        """Volume size of the detailed-profiler processing rule."""
+        return DETAILED_PROFILER_VOLUME_SIZE_GB
+
+
+def _framework(value: Any) -> FrameworkProfile | FixedProfilingParameters | None:
+    from ._convert import to_framework_profile
+
+    return None if value is None else to_framework_profile(value, field="ProfilerConfig.framework_profile_params")
+
+
+def _profile(value: Any) -> Profiler | None:
+    from ._convert import to_profiler
+
+    return None if value is None else to_profiler(value, field="ProfilerConfig.profile_params")
+
+
+@attrs.frozen
+class ProfilerConfig:
+    """System monitoring and profiling settings (the request's ``ProfilerConfig``).
+
+    Args:
+        s3_output_path: Base URI of profiler output; ``None`` means the estimator's output path.
+        system_monitor_interval_millis: System metrics interval in milliseconds.
+        framework_profile_params: A :class:`FrameworkProfile` (deprecated framework metrics).
+        profile_params: A :class:`Profiler` (SageMaker Profiler).
+        disable_profiler: Turn monitoring and profiling off.
+
+    .. versionadded:: 0.1.0
+    """
+
+    s3_output_path: str | None = attrs.field(
+        default=None, converter=lambda v: check_optional_str("ProfilerConfig.s3_output_path", v, max_len=1024)
+    )
+    system_monitor_interval_millis: int | None = attrs.field(default=None)
+    framework_profile_params: FrameworkProfile | FixedProfilingParameters | None = attrs.field(
+        default=None, converter=_framework
+    )
+    profile_params: Profiler | None = attrs.field(default=None, converter=_profile)
+    disable_profiler: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        check_int("ProfilerConfig.system_monitor_interval_millis", self.system_monitor_interval_millis, minimum=1)
+        check_bool("ProfilerConfig.disable_profiler", self.disable_profiler)
+        if self.profile_params is not None and self.framework_profile_params is not None:
+            msg = (
+                "'ProfilerConfig.profile_params' and 'ProfilerConfig.framework_profile_params' cannot both be set: "
+                "Profiler will not work when Framework Profiler is ON"
+            )
+            raise ConfigValueError(msg, field="ProfilerConfig.profile_params")
+
+    def _to_request_dict(self) -> dict[str, Any]:
+        """Return the ``ProfilerConfig`` request fragment as the SDK builds it (a new dict)."""
+        request: dict[str, Any] = {}
+        if self.s3_output_path is not None and self.disable_profiler is False:
+            request["S3OutputPath"] = self.s3_output_path
+        request["DisableProfiler"] = self.disable_profiler
+        if self.system_monitor_interval_millis is not None:
+            request["ProfilingIntervalInMilliseconds"] = self.system_monitor_interval_millis
+        if self.framework_profile_params is not None:
+            request["ProfilingParameters"] = dict(self.framework_profile_params.profiling_parameters)
+        if self.profile_params is not None:
+            request["ProfilingParameters"] = dict(self.profile_params.profiling_parameters)
+        return request
+
+    @classmethod
+    def _to_profiler_disabled_request_dict(cls) -> dict[str, Any]:
+        """Return ``{"DisableProfiler": True}`` (the UpdateTrainingJob payload to turn it off)."""
+        return {"DisableProfiler": True}

@@ -1,0 +1,215 @@
+"""Writers of a trial folder: one event+index file pair per (step, worker), collections
+JSON and the end-of-job marker (reference §2.1, §2.8-2.10, §2.12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
+from .._modes import ModeKeys
+from ._crc import MAGIC_FOOTER
+from ._encode import encode_mode_metadata, encode_tensor, to_array, value_layout
+from ._files import atomic_write
+from ._layout import (
+    END_OF_JOB_FILE,
+    check_name,
+    check_step,
+    collections_key,
+    event_key,
+    index_key,
+    safe_join,
+)
+from ._tfrecord import frame_header
+from ._wire import encode_varint as _varint
+
+__all__ = ["StepWriter", "write_collections_file", "write_training_end"]
+
+_FOOTER = MAGIC_FOOTER.to_bytes(4, "little")
+_PACK_DOUBLE = struct.Struct("<d").pack
+
+
+class StepWriter:
+    """Collect the tensors of one (global step, worker) and write them in one go.
+
+    ``close()`` writes ``events/<G>/<G>_<worker>.tfevents`` (one ``write`` call) and then
+    ``index/<G//1000>/<G>_<worker>.json``, both atomically. Nothing is written when no
+    tensor or shape was added. Usable as a context manager.
+
+    Args:
+        trial_root: the trial folder (created on demand).
+        global_step: the global step (file names and ``Event.step``).
+        worker: the worker name, e.g. ``worker_0`` (one safe path component).
+        mode: the mode of the step.
+        mode_step: the step within ``mode`` (defaults to ``global_step``).
+        clock: the source of ``Event.wall_time`` (tests pass a constant).
+    """
+
+    def __init__(
+        self,
+        trial_root: str | os.PathLike[str],
+        *,
+        global_step: int,
+        worker: str,
+        mode: ModeKeys = ModeKeys.GLOBAL,
+        mode_step: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._root = Path(trial_root)
+        self._root_abs = os.path.abspath(os.fspath(trial_root))
+        self._step = check_step("global_step", global_step)
+        self._worker = check_name("worker", worker)
+        if not isinstance(mode, ModeKeys):
+            try:
+                mode = ModeKeys(mode)
+            except ValueError:
+                msg = field_error_message("mode", "a ModeKeys member", mode)
+                raise ConfigValueError(msg, field="mode", value=mode) from None
+        self._mode = mode
+        self._mode_step = check_step("mode_step", global_step if mode_step is None else mode_step)
+        self._clock = clock
+        self._metadata = encode_mode_metadata(int(mode), self._mode_step)
+        self._tail = self._metadata + _FOOTER
+        self._step_field = b"\x10" + _varint(self._step) if self._step else b""
+        self._buf = bytearray()
+        self._tensor_index: list[dict[str, Any]] = []
+        self._shape_index: list[dict[str, Any]] = []
+        self._offset = 0
+        self._closed = False
+
+    @property
+    def event_key(self) -> str:
+        """The trial-relative key of the event file this writer produces."""
+        return event_key(self._step, self._worker)
+
+    @property
+    def index_key(self) -> str:
+        """The trial-relative key of the index file this writer produces."""
+        return index_key(self._step, self._worker)
+
+    def write_tensor(self, name: str, value: object, *, dtype: str | None = None) -> None:
+        """Add tensor ``name`` with ``value`` (an ndarray, scalar, list or array-like).
+
+        Args:
+            name: the tensor name (may contain ``/``; it is stored inside the file).
+            value: the data. Scalars become shape ``(1,)`` as in smdebug.
+            dtype: override the stored dtype; ``"bfloat16"`` with a uint16 array of raw bits.
+
+        Raises:
+            ConfigTypeError: ``name`` is not a non-empty string.
+            UnsupportedDTypeError: the dtype cannot be stored.
+        """
+        if self._closed:
+            self._check_open()
+        if name.__class__ is not str or not name:
+            _check_tensor_name(name)
+        arr = value if isinstance(value, np.ndarray) else to_array(value)
+        enc = encode_tensor(name, arr, dtype)
+        mid, after_step = value_layout(name, enc.head, enc.size, self._metadata)
+        prefix = b"\x09" + _PACK_DOUBLE(self._clock()) + self._step_field
+        payload_size = len(prefix) + after_step
+        buf = self._buf
+        buf += frame_header(payload_size)
+        buf += prefix
+        buf += mid
+        buf += enc.content  # copied now: the caller may change its array after this call
+        buf += self._tail
+        record_size = 16 + payload_size
+        self._tensor_index.append({"tensorname": name, "start_idx": self._offset, "length": record_size})
+        self._offset += record_size
+
+    def write_shape(self, name: str, shape: tuple[int, ...], *, original_name: str | None = None) -> None:
+        """Record only the shape of tensor ``name`` (the index's ``shape_payload``)."""
+        self._check_open()
+        _check_tensor_name(name)
+        dims = [int(d) for d in shape]
+        self._shape_index.append(
+            {"tensorname": name, "originalname": original_name or name, "shape": dims}
+        )
+
+    def close(self) -> None:
+        """Write the event file (if any tensor) and then the index file (if anything)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._tensor_index and not self._shape_index:
+            return
+        meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
+        if self._tensor_index:
+            ekey = self.event_key
+            atomic_write(self._path(ekey), self._buf)
+            meta["event_file_name"] = ekey
+        index = {"meta": meta, "tensor_payload": self._tensor_index, "shape_payload": self._shape_index}
+        atomic_write(self._path(self.index_key), json.dumps(index).encode())
+        self._buf = bytearray()
+
+    def _path(self, key: str) -> Path:
+        # step and worker are validated in __init__, so keys built from them stay inside root
+        return Path(os.path.join(self._root_abs, key))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
+            raise ConfigValueError(msg, field="StepWriter", value=self._step)
+
+    def __enter__(self) -> StepWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _check_tensor_name(name: object) -> None:
+    if not isinstance(name, str) or not name:
+        msg = field_error_message("name", "a non-empty str", name)
+        raise ConfigTypeError(msg, field="name", value=name)
+
+
+def write_collections_file(
+    trial_root: str | os.PathLike[str],
+    worker: str,
+    collections: Mapping[str, Any],
+    num_workers: int,
+) -> Path:
+    """Write ``collections/000000000/<worker>_collections.json`` atomically.
+
+    Args:
+        trial_root: the trial folder.
+        worker: the worker name (one safe path component).
+        collections: ``{name: collection dict}`` as in reference §2.9 (the value of the
+            ``collections`` key); a mapping that already has ``collections``/``_meta`` keys
+            is taken as the whole document and its ``num_workers`` replaced.
+        num_workers: the number of workers of the job (``_meta.num_workers``).
+
+    Returns:
+        The path written.
+    """
+    check_name("worker", worker)
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        msg = field_error_message("num_workers", "an int >= 1", num_workers)
+        raise ConfigValueError(msg, field="num_workers", value=num_workers)
+    body = dict(collections.get("collections", {})) if "collections" in collections else dict(collections)
+    doc = {"collections": body, "_meta": {"num_workers": num_workers}}
+    path = safe_join(trial_root, collections_key(worker))
+    atomic_write(path, json.dumps(doc).encode())
+    return path
+
+
+def write_training_end(trial_root: str | os.PathLike[str]) -> Path:
+    """Create the empty ``training_job_end.ts`` marker in ``trial_root`` (atomically)."""
+    path = safe_join(trial_root, END_OF_JOB_FILE)
+    atomic_write(path, b"")
+    return path

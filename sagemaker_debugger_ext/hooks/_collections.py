@@ -1,0 +1,226 @@
+"""Collections: named groups of tensors sharing a save schedule and reductions.
+
+``Collection`` is mutable on purpose: smdebug scripts call
+``hook.get_collection("x").include("regex")`` and set ``save_config`` on it. The hook
+resolves every collection once, at its first step (``CollectionManager.prepare``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .._exceptions import HookConfigError, field_error_message
+from ._reduction_config import ReductionConfig
+from ._save_config import SaveConfig
+
+__all__ = [
+    "NON_HISTOGRAM_COLLECTIONS",
+    "PYTORCH_BUILTIN_REGEXES",
+    "SCALAR_COLLECTIONS",
+    "TRAIN_ONLY_COLLECTIONS",
+    "XGBOOST_BUILTIN_REGEXES",
+    "Collection",
+    "CollectionKeys",
+    "CollectionManager",
+]
+
+
+class CollectionKeys:
+    """Names of smdebug's built-in collections (plus the activation collections rules use)."""
+
+    DEFAULT = "default"
+    ALL = "all"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    GRADIENTS = "gradients"
+    LOSSES = "losses"
+    SCALARS = "scalars"
+    METRICS = "metrics"
+    SM_METRICS = "sm_metrics"
+    OPTIMIZER_VARIABLES = "optimizer_variables"
+    INPUTS = "inputs"
+    OUTPUTS = "outputs"
+    RELU_OUTPUT = "relu_output"
+    RELU_INPUT = "relu_input"
+    TANH_INPUT = "tanh_input"
+    SIGMOID_INPUT = "sigmoid_input"
+    HYPERPARAMETERS = "hyperparameters"
+    PREDICTIONS = "predictions"
+    LABELS = "labels"
+    FEATURE_IMPORTANCE = "feature_importance"
+    AVERAGE_SHAP = "average_shap"
+    FULL_SHAP = "full_shap"
+    TREES = "trees"
+
+
+# Scalar-valued collections: always raw-only, never histograms (reference §1.4).
+SCALAR_COLLECTIONS = frozenset(
+    {
+        CollectionKeys.LOSSES,
+        CollectionKeys.METRICS,
+        CollectionKeys.FEATURE_IMPORTANCE,
+        CollectionKeys.AVERAGE_SHAP,
+        CollectionKeys.SM_METRICS,
+    }
+)
+NON_HISTOGRAM_COLLECTIONS = SCALAR_COLLECTIONS
+# Never saved in EVAL / PREDICT.
+TRAIN_ONLY_COLLECTIONS = frozenset({CollectionKeys.GRADIENTS, CollectionKeys.OPTIMIZER_VARIABLES})
+
+_COMMON_REGEXES: dict[str, list[str]] = {
+    CollectionKeys.ALL: [],
+    CollectionKeys.DEFAULT: [],
+    CollectionKeys.SCALARS: ["^scalar/"],
+}
+PYTORCH_BUILTIN_REGEXES: dict[str, list[str]] = {
+    **_COMMON_REGEXES,
+    CollectionKeys.WEIGHTS: ["^(?!gradient).*weight"],
+    CollectionKeys.BIASES: ["^(?!gradient).*bias"],
+    CollectionKeys.GRADIENTS: ["^gradient"],
+    CollectionKeys.LOSSES: ["[Ll]oss_(?!input).*output"],
+    CollectionKeys.RELU_OUTPUT: [".*relu_output"],
+    CollectionKeys.RELU_INPUT: [".*relu_input"],
+    CollectionKeys.TANH_INPUT: [".*tanh_input"],
+    CollectionKeys.SIGMOID_INPUT: [".*sigmoid_input"],
+}
+XGBOOST_BUILTIN_REGEXES: dict[str, list[str]] = {
+    **_COMMON_REGEXES,
+    CollectionKeys.HYPERPARAMETERS: ["^hyperparameters/.*$"],
+    CollectionKeys.METRICS: ["^[a-zA-z]+-[a-zA-z0-9]+$"],
+    CollectionKeys.PREDICTIONS: ["^predictions$"],
+    CollectionKeys.LABELS: ["^labels$"],
+    CollectionKeys.FEATURE_IMPORTANCE: ["^feature_importance/.*"],
+    CollectionKeys.AVERAGE_SHAP: ["^average_shap/.*[^/bias]$"],
+    CollectionKeys.FULL_SHAP: ["^full_shap/.*[^/bias]$"],
+    CollectionKeys.TREES: ["^trees/.*"],
+}
+
+
+class Collection:
+    """A named group of tensors (smdebug's ``Collection``).
+
+    Args:
+        name: the collection name.
+        include_regex: regexes; a tensor belongs when any matches (``re.search``).
+        tensor_names: names that belong explicitly.
+        reduction_config: overrides the hook's reductions for this collection.
+        save_config: overrides the hook's schedule (modes left unset inherit it).
+        save_histogram: export TensorBoard histograms of these tensors (when TB is on).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        name: str,
+        include_regex: Iterable[str] | None = None,
+        tensor_names: Iterable[str] | None = None,
+        reduction_config: ReductionConfig | None = None,
+        save_config: SaveConfig | None = None,
+        save_histogram: bool = True,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise HookConfigError(field_error_message("name", "a non-empty string", name), field="name", value=name)
+        self.name = name
+        self.include_regex: list[str] = []
+        self._patterns: list[re.Pattern[str]] = []
+        self.tensor_names: set[str] = set(tensor_names or ())
+        self.reduction_config = reduction_config
+        self.save_config = save_config
+        self.save_histogram = save_histogram
+        self.include(list(include_regex or ()))
+
+    def include(self, regex: str | Iterable[str]) -> None:
+        """Add one regex or a list of regexes (duplicates are ignored)."""
+        items = [regex] if isinstance(regex, str) else list(regex)
+        for item in items:
+            if not isinstance(item, str):
+                raise HookConfigError(
+                    field_error_message("include_regex", "a string or a list of strings", regex),
+                    field="include_regex",
+                    value=regex,
+                )
+            if item in self.include_regex:
+                continue
+            try:
+                self._patterns.append(re.compile(item))
+            except re.error as exc:
+                raise HookConfigError(
+                    field_error_message(f"{self.name}.include_regex", f"a valid regex ({exc})", item),
+                    field="include_regex",
+                    value=item,
+                ) from None
+            self.include_regex.append(item)
+
+    def add_tensor_name(self, name: str) -> None:
+        """Make ``name`` an explicit member."""
+        self.tensor_names.add(name)
+
+    def has_tensor_name(self, name: str) -> bool:
+        """Whether ``name`` is an explicit member."""
+        return name in self.tensor_names
+
+    def matches(self, tensor_name: str) -> bool:
+        """Whether ``tensor_name`` is a member (explicitly or by regex)."""
+        return tensor_name in self.tensor_names or any(p.search(tensor_name) for p in self._patterns)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The dict smdebug writes for one collection."""
+        return {
+            "name": self.name,
+            "include_regex": list(self.include_regex),
+            "tensor_names": sorted(self.tensor_names),
+            "reduction_config": self.reduction_config.to_json_dict() if self.reduction_config else None,
+            "save_config": self.save_config.to_json_dict() if self.save_config else None,
+            "save_histogram": self.save_histogram,
+        }
+
+    def __repr__(self) -> str:
+        return f"<Collection {self.name!r}>"
+
+
+class CollectionManager:
+    """All collections of one hook, with the framework's built-ins pre-created."""
+
+    def __init__(self, builtins: dict[str, list[str]]) -> None:
+        self.builtin_names = frozenset(builtins)
+        self._collections: dict[str, Collection] = {}
+        for name, regexes in builtins.items():
+            self._collections[name] = Collection(name, include_regex=regexes)
+
+    def get(self, name: str, create: bool = True) -> Collection:
+        """The collection ``name``; created empty when missing and ``create``.
+
+        Raises:
+            KeyError: missing and not ``create``.
+        """
+        coll = self._collections.get(name)
+        if coll is None:
+            if not create:
+                raise KeyError(name)
+            coll = self._collections[name] = Collection(name)
+        return coll
+
+    def add(self, collection: Collection) -> None:
+        """Add or replace a collection."""
+        if not isinstance(collection, Collection):
+            raise HookConfigError(
+                field_error_message("collection", "a Collection", collection), field="collection", value=collection
+            )
+        self._collections[collection.name] = collection
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._collections
+
+    def __iter__(self) -> Iterator[Collection]:
+        return iter(list(self._collections.values()))
+
+    def collections(self) -> dict[str, Collection]:
+        """A copy of the name -> collection map."""
+        return dict(self._collections)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{name: collection dict}`` for every collection."""
+        return {name: c.to_json_dict() for name, c in self._collections.items()}

@@ -1,0 +1,478 @@
+"""The framework-independent hook: configuration, steps and modes, what to save, when.
+
+Hot path: a step that saves nothing costs one counter increment and one schedule check
+per included collection (``_start_step``); framework adapters attach their per-tensor
+callbacks only for steps where something is due.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from .._container_env import TRAINING_END_MARKER, ContainerPaths
+from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
+from .._modes import ModeKeys
+from ._arrays import float_view, to_numpy
+from ._background import BackgroundWriter
+from ._collections import (
+    SCALAR_COLLECTIONS,
+    TRAIN_ONLY_COLLECTIONS,
+    Collection,
+    CollectionKeys,
+    CollectionManager,
+    PYTORCH_BUILTIN_REGEXES,
+)
+from ._context import TrainingContext
+from ._json_config import load_hook_settings
+from ._outputs import FrameworkMetrics, TensorBoardExport
+from ._reduction_config import ReductionConfig
+from ._save_config import SaveConfig, SaveConfigMode
+from ._step import StepOutput
+
+__all__ = ["BaseHook", "Hook"]
+
+_LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
+_H = TypeVar("_H", bound="BaseHook")
+SCALAR_PREFIX = "scalar/"
+
+
+def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
+    hook = ref()
+    if hook is not None:
+        hook.close()
+
+
+class BaseHook:
+    """Shared machinery of the generic, PyTorch and XGBoost hooks (smdebug's ``BaseHook``)."""
+
+    builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
+    default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
+    default_save_values: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str] | None = None,
+        export_tensorboard: bool = False,
+        tensorboard_dir: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+        reduction_config: ReductionConfig | None = None,
+        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
+        include_regex: Iterable[str] | None = None,
+        include_collections: Iterable[str] | None = None,
+        save_all: bool = False,
+        include_workers: str = "one",
+        *,
+        never_crash: bool = False,
+        context: TrainingContext | None = None,
+        background_writes: bool = True,
+    ) -> None:
+        self.context = context or TrainingContext.from_environ(os.environ)
+        self.out_dir = str(out_dir) if out_dir is not None else str(ContainerPaths().tensors_dir)
+        if (Path(self.out_dir) / TRAINING_END_MARKER).exists():
+            msg = field_error_message(
+                "out_dir", f"a folder without {TRAINING_END_MARKER} (it holds a finished run)", self.out_dir
+            )
+            raise HookConfigError(msg, field="out_dir", value=self.out_dir)
+        if tensorboard_dir is not None:
+            self.tensorboard_dir: str | None = str(tensorboard_dir)
+        elif export_tensorboard:
+            self.tensorboard_dir = str(Path(self.out_dir) / "tensorboard")
+        else:
+            self.tensorboard_dir = None
+        if include_workers not in ("one", "all"):
+            raise HookConfigError(
+                field_error_message("include_workers", "'one' or 'all'", include_workers),
+                field="include_workers",
+                value=include_workers,
+            )
+        self.dry_run = bool(dry_run)
+        self.save_all_workers = include_workers == "all"
+        self.worker = self.context.worker
+        self._writes = not self.dry_run and (self.save_all_workers or self.context.rank == 0)
+        self.save_config = SaveConfig.parse(save_config) if save_config is not None else self._default_save_config()
+        if reduction_config is not None and not isinstance(reduction_config, ReductionConfig):
+            raise HookConfigError(
+                field_error_message("reduction_config", "a ReductionConfig", reduction_config),
+                field="reduction_config",
+            )
+        self.reduction_config = reduction_config or ReductionConfig(save_raw_tensor=True)
+        self.collection_manager = CollectionManager(dict(self.builtin_collections))
+        names = list(self.default_include_collections)
+        names += [n for n in (include_collections or ()) if n not in names]
+        self.include_collections = names
+        if include_regex is not None:
+            regexes = [include_regex] if isinstance(include_regex, str) else list(include_regex)
+            self.collection_manager.get(CollectionKeys.DEFAULT).include(regexes)
+            if CollectionKeys.DEFAULT not in names:
+                names.append(CollectionKeys.DEFAULT)
+        self.save_all = bool(save_all)
+        if self.save_all:
+            self.collection_manager.get(CollectionKeys.ALL).include(".*")
+            if CollectionKeys.ALL not in names:
+                names.append(CollectionKeys.ALL)
+        self.never_crash = bool(never_crash)
+        self.step = -1
+        self.mode = ModeKeys.GLOBAL
+        self.mode_steps: dict[ModeKeys, int] = dict.fromkeys(ModeKeys, -1)
+        self.last_saved_step: int | None = None
+        self._prepared = False
+        self._disabled = False
+        self._closed = False
+        self._to_save: list[Collection] = []
+        self._due: frozenset[Collection] = frozenset()
+        self._tensor_colls: dict[str, tuple[Collection, ...]] = {}
+        self._pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]] = {}
+        self._scalars: list[tuple[str, np.ndarray]] = []
+        self._output: StepOutput | None = None
+        self._exported = False
+        self._dirty = False
+        self._tb = TensorBoardExport(self.tensorboard_dir) if self.tensorboard_dir and self._writes else None
+        self._metrics = FrameworkMetrics.create(self.context)
+        self._step_started: float | None = None
+        self._step_open = False
+        self._atexit: Any = None
+        self._background = BackgroundWriter() if background_writes else None
+
+    # --- construction from SageMaker's JSON --------------------------------------------
+    @classmethod
+    def create_from_json_file(cls: type[_H], json_file_path: str | os.PathLike[str] | None = None) -> _H:
+        """Build a hook from ``debughookconfig.json`` as SageMaker passes it.
+
+        Args:
+            json_file_path: the file; default ``$SMDEBUG_CONFIG_FILE_PATH``, else
+                ``/opt/ml/input/config/debughookconfig.json``.
+
+        Raises:
+            FileNotFoundError: no config file (as smdebug).
+            HookConfigError: a bad value, naming its key.
+        """
+        settings = load_hook_settings(json_file_path, os.environ, default_save_values=cls.default_save_values)
+        hook = cls(**settings.hook_kwargs(), never_crash=settings.never_crash)
+        for cs in settings.collections:
+            coll = hook.collection_manager.get(cs.name)
+            coll.save_config = cs.save_config
+            if cs.reduction_config is not None:
+                coll.reduction_config = cs.reduction_config
+            if cs.include_regex:
+                coll.include(list(cs.include_regex))
+            if cs.save_histogram is not None:
+                coll.save_histogram = cs.save_histogram
+        return hook
+
+    def _default_save_config(self) -> SaveConfig:
+        one = SaveConfigMode.from_dict({}, self.default_save_values)
+        return SaveConfig(dict.fromkeys(ModeKeys, one))
+
+    # --- collections ---------------------------------------------------------------------
+    def get_collection(self, name: str, create: bool = True) -> Collection:
+        """The collection ``name`` (created when missing)."""
+        coll = self.collection_manager.get(name, create=create)
+        if self._prepared:
+            self._complete(coll)
+        return coll
+
+    def get_collections(self) -> dict[str, Collection]:
+        """Every collection by name."""
+        return self.collection_manager.collections()
+
+    def add_collection(self, collection: Collection) -> None:
+        """Add (or replace) a collection."""
+        self.collection_manager.add(collection)
+        if self._prepared:
+            self._complete(collection)
+
+    def _complete(self, coll: Collection) -> None:
+        if coll.name in SCALAR_COLLECTIONS:
+            coll.save_histogram = False
+            coll.reduction_config = ReductionConfig(save_raw_tensor=True)
+        elif coll.reduction_config is None:
+            coll.reduction_config = self.reduction_config
+        if coll.save_config is None:
+            coll.save_config = self.save_config
+        elif not coll.save_config.is_complete():
+            coll.save_config = coll.save_config.merged_with(self.save_config)
+
+    def _prepare(self) -> None:
+        cm = self.collection_manager
+        for coll in cm:
+            if coll.name not in cm.builtin_names and not coll.include_regex and not coll.tensor_names:
+                raise InvalidCollectionConfiguration(coll.name)
+        every = CollectionKeys.ALL in self.include_collections
+        self._to_save = [c for c in cm if every or c.name in self.include_collections]
+        for coll in cm:
+            self._complete(coll)
+        self._prepared = True
+
+    def _collections_of(self, name: str) -> tuple[Collection, ...]:
+        colls = self._tensor_colls.get(name)
+        if colls is None:
+            colls = tuple(c for c in self._to_save if c.matches(name))
+            for c in colls:
+                if name not in c.tensor_names:
+                    c.add_tensor_name(name)
+                    self._dirty = True
+            self._tensor_colls[name] = colls
+        return colls
+
+    # --- steps and modes ---------------------------------------------------------------------
+    def set_mode(self, mode: ModeKeys) -> None:
+        """Switch to ``mode``; each mode keeps its own step count.
+
+        Raises:
+            HookConfigError: ``mode`` is not a :class:`ModeKeys` member.
+        """
+        if not isinstance(mode, ModeKeys):
+            try:
+                mode = ModeKeys(mode)
+            except ValueError:
+                raise HookConfigError(
+                    field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode), field="mode"
+                ) from None
+        self.mode = mode
+        if self._prepared and self.step >= 0:
+            self._due = self._compute_due()
+
+    def _compute_due(self) -> frozenset[Collection]:
+        if not self._writes:
+            return frozenset()
+        mode, step = self.mode, self.mode_steps[self.mode]
+        skip_train_only = mode in (ModeKeys.EVAL, ModeKeys.PREDICT)
+        return frozenset(
+            c
+            for c in self._to_save
+            if not (skip_train_only and c.name in TRAIN_ONLY_COLLECTIONS) and c.save_config.should_save_step(mode, step)  # type: ignore[union-attr]
+        )
+
+    def _start_step(self, at: int | None = None) -> None:
+        """Close the running step and open the next one (smdebug's ``_increment_step``).
+
+        ``at`` sets the global and mode step instead of incrementing (XGBoost's iteration).
+        """
+        if not self._prepared:
+            self._prepare()
+            self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
+        self._end_step()
+        now = self._clock() if self._metrics is not None else 0.0
+        if at is None:
+            self.step += 1
+            self.mode_steps[self.mode] += 1
+        else:
+            self.step = self.mode_steps[self.mode] = at
+        if self.mode != ModeKeys.GLOBAL:
+            self.mode_steps[ModeKeys.GLOBAL] = self.step
+        self._due = self._compute_due()
+        self._step_started = now
+        self._step_open = True
+
+    @staticmethod
+    def _clock() -> float:
+        import time  # noqa: PLC0415
+
+        return time.time()
+
+    def _output_for_step(self) -> StepOutput:
+        if self._output is None:
+            self._output = StepOutput(
+                self.out_dir,
+                worker=self.worker,
+                step=self.step,
+                mode=self.mode,
+                mode_step=self.mode_steps[self.mode],
+                tensorboard=self._tb,
+            )
+        return self._output
+
+    def _end_step(self) -> None:
+        if not self._step_open:
+            return
+        self._step_open = False
+        if self._metrics is not None and self._step_started is not None:
+            self._metrics.record(f"Step:{self.mode!s}", self._step_started, self._clock(), self.mode_steps[self.mode], self.mode)
+        if self._writes:
+            self._flush_pending()
+            for name, array in self._scalars:
+                self._output_for_step().write_scalar(name, array)
+        self._scalars.clear()
+        if self._output is not None:
+            if self._output.close(self._background):
+                self.last_saved_step = self.step
+            self._output = None
+        if self.last_saved_step is not None and (not self._exported or self._dirty):
+            self.export_collections()
+
+    def _flush_pending(self) -> None:
+        if not self._pending:
+            return
+        mode, step = self.mode, self.mode_steps[self.mode]
+        for name, (array, dtype, targets) in list(self._pending.items()):
+            explicit = [self.get_collection(t) for t in targets]
+            due = [c for c in explicit if c.save_config.should_save_step(mode, step)]  # type: ignore[union-attr]
+            due += [c for c in self._collections_of(name) if c in self._due and c not in due]
+            if due:
+                del self._pending[name]
+                self._output_for_step().write_tensor(name, array, dtype, due)
+
+    # --- saving ------------------------------------------------------------------------------
+    def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
+        """Framework adapters override this (PyTorch: bfloat16)."""
+        return to_numpy(value)
+
+    def _save_for_tensor(self, name: str, value: Any) -> None:
+        """Save ``value`` if an included collection holding ``name`` is due this step."""
+        colls = self._collections_of(name)
+        due = [c for c in colls if c in self._due]
+        if not due:
+            return
+        array, dtype = self._to_numpy(value)
+        self._output_for_step().write_tensor(name, array, dtype, due)
+
+    def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> None:
+        """Save a value under ``tensor_name`` into one or more collections (new names allowed).
+
+        The value is copied now and written into the first step, this one included, at
+        which one of its collections is due.
+
+        Raises:
+            HookConfigError: empty name or collection names that are not strings.
+        """
+        if not isinstance(tensor_name, str) or not tensor_name:
+            raise HookConfigError(field_error_message("tensor_name", "a non-empty string", tensor_name))
+        targets = (collections_to_write,) if isinstance(collections_to_write, str) else tuple(collections_to_write)
+        if not targets or not all(isinstance(t, str) and t for t in targets):
+            raise HookConfigError(
+                field_error_message("collections_to_write", "a collection name or a list of them", collections_to_write)
+            )
+        for t in targets:
+            coll = self.get_collection(t)
+            if tensor_name not in coll.tensor_names:
+                coll.add_tensor_name(tensor_name)
+                self._dirty = True
+        self._tensor_colls.pop(tensor_name, None)
+        array, dtype = self._to_numpy(tensor_value)
+        self._pending[tensor_name] = (array, dtype, targets)
+
+    def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> None:
+        """Save a scalar as ``scalar/<name>`` in the current step (always written).
+
+        ``sm_metric`` and ``timestamp`` are accepted for smdebug compatibility.
+
+        Raises:
+            HookConfigError: ``value`` has more than one element.
+        """
+        array, dtype = self._to_numpy(value)
+        array = float_view(array, dtype)
+        if array.size != 1:
+            raise HookConfigError(field_error_message(name, "a scalar value", value), field=name)
+        full = SCALAR_PREFIX + name
+        self._scalars.append((full, array.reshape(1)))
+        scalars = self.collection_manager.get(CollectionKeys.SCALARS)
+        if full not in scalars.tensor_names:
+            scalars.add_tensor_name(full)
+            self._dirty = True
+
+    # --- output ------------------------------------------------------------------------------
+    def export_collections(self) -> None:
+        """Write this worker's collections JSON (done after the first saved step and at close)."""
+        if not self._writes:
+            return
+        from ..format import write_collections_file  # noqa: PLC0415
+
+        num_workers = self.context.world_size if self.save_all_workers else 1
+        write_collections_file(self.out_dir, self.worker, self.collection_manager.to_json_dict(), num_workers)
+        self._exported = True
+        self._dirty = False
+
+    def close(self) -> None:
+        """Write the last step, refresh the collections JSON, close TensorBoard and mark the end.
+
+        ``training_job_end.ts`` is written only outside SageMaker-style jobs
+        (``TRAINING_JOB_NAME`` unset), by the chief worker. Called at interpreter exit too.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        if self._atexit is not None:
+            atexit.unregister(self._atexit)
+            self._atexit = None
+        with self._guard():
+            if not self._prepared:
+                self._prepare()
+            self._end_step()
+            if self._background is not None:
+                self._background.close()
+            if self._writes:
+                self.export_collections()
+                if not self.context.sagemaker_job and self.context.rank == 0:
+                    from ..format import write_training_end  # noqa: PLC0415
+
+                    write_training_end(self.out_dir)
+        if self._tb is not None:
+            self._tb.close()
+        if self._metrics is not None:
+            self._metrics.close()
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Opt-in "never crash training": log the hook's own failure and stop saving."""
+        if not self.never_crash:
+            yield
+            return
+        try:
+            yield
+        except Exception:  # noqa: BLE001 - the documented opt-in process boundary
+            _LOG.warning("sagemaker_debugger_ext hook failed; it stops saving, training continues", exc_info=True)
+            self._disabled = True
+            self._due = frozenset()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"
+
+
+class Hook(BaseHook):
+    """A hook for any Python training loop: advance steps yourself, save what you like.
+
+    Example::
+
+        hook = Hook(out_dir="/tmp/run", save_config=SaveConfig(save_interval=10),
+                    include_collections=["weights", "losses"])
+        for step in range(100):
+            hook.advance_step()
+            loss = train_one_step()
+            hook.record_tensor_value("my_loss", loss)       # collection "losses" by name
+            hook.save_tensor("w", weights, "weights")       # explicit collection
+            hook.save_scalar("lr", lr)
+        hook.close()
+
+    .. versionadded:: 0.1.0
+    """
+
+    default_include_collections: ClassVar[tuple[str, ...]] = ()
+
+    def advance_step(self) -> None:
+        """Start the next step (in the current mode)."""
+        if self._disabled or self._closed:
+            return
+        with self._guard():
+            self._start_step()
+
+    def record_tensor_value(self, tensor_name: str, tensor_value: Any) -> None:
+        """Save ``tensor_value`` when an included collection matching ``tensor_name`` is due."""
+        if self._disabled or not self._due:
+            return
+        with self._guard():
+            self._save_for_tensor(tensor_name, tensor_value)
+
+    def __enter__(self) -> Hook:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

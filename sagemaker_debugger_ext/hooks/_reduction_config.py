@@ -1,0 +1,208 @@
+"""What is saved of a tensor: ``ReductionConfig`` and the reductions themselves.
+
+Tokens (reference §1.3, §2.7): ``min, max, mean, std, variance, sum, prod``, norms
+``l1_norm, l2_norm``, each optionally prefixed by ``abs_``. With reductions the raw tensor
+is not saved unless ``save_raw_tensor``. Norms are computed on the flattened tensor (what
+the PyTorch hook of smdebug stores: ``torch.norm(p)``), never as matrix norms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .._exceptions import HookConfigError, field_error_message
+
+__all__ = [
+    "ALLOWED_NORMS",
+    "ALLOWED_REDUCTIONS",
+    "REDUCTIONS_PREFIX",
+    "ReductionConfig",
+    "compute_reduction",
+    "parse_bool",
+    "reduction_tensor_name",
+]
+
+ALLOWED_REDUCTIONS = ("min", "max", "mean", "std", "variance", "sum", "prod")
+ALLOWED_NORMS = ("l1", "l2")
+REDUCTIONS_PREFIX = "smdebug/reductions/"
+_TOKENS = (
+    *ALLOWED_REDUCTIONS,
+    *(f"{n}_norm" for n in ALLOWED_NORMS),
+    *(f"abs_{r}" for r in ALLOWED_REDUCTIONS),
+    *(f"abs_{n}_norm" for n in ALLOWED_NORMS),
+)
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off", ""})
+_COLON_INDEX = re.compile(r":\d+")
+
+
+def parse_bool(field: str, value: Any) -> bool:
+    """Parse a boolean given as bool, 0/1 or a string (``"true"``, ``"1"``, ``"False"``...).
+
+    Raises:
+        HookConfigError: naming ``field`` for anything else.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+    raise HookConfigError(
+        field_error_message(field, 'a boolean (true/false, "true"/"false", 1/0)', value),
+        field=field,
+        value=value,
+    )
+
+
+def _names(allowed: tuple[str, ...], field: str) -> Any:
+    def convert(value: Iterable[str] | None) -> tuple[str, ...]:
+        items = tuple(value or ())
+        for item in items:
+            if item not in allowed:
+                raise HookConfigError(
+                    field_error_message(field, f"a list of {', '.join(allowed)}", list(items)),
+                    field=field,
+                    value=list(items),
+                )
+        return items
+
+    return convert
+
+
+def _flag(field: str) -> Any:
+    return lambda value: parse_bool(field, value)
+
+
+@attrs.frozen
+class ReductionConfig:
+    """Reductions and norms to save instead of (or besides) the raw tensor (smdebug's class).
+
+    Args:
+        reductions: any of ``min, max, mean, std, variance, sum, prod``.
+        abs_reductions: the same, applied to ``abs(tensor)``.
+        norms: any of ``l1, l2`` (of the flattened tensor).
+        abs_norms: the same, of ``abs(tensor)``.
+        save_raw_tensor: also save the full tensor.
+        save_shape: also record the tensor's shape in the index.
+
+    Raises:
+        HookConfigError: an unknown reduction or norm name, or a non-boolean flag.
+
+    .. versionadded:: 0.1.0
+    """
+
+    reductions: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_REDUCTIONS, "reductions"))
+    abs_reductions: tuple[str, ...] = attrs.field(
+        default=(), converter=_names(ALLOWED_REDUCTIONS, "abs_reductions")
+    )
+    norms: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_NORMS, "norms"))
+    abs_norms: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_NORMS, "abs_norms"))
+    save_raw_tensor: bool = attrs.field(default=False, converter=_flag("save_raw_tensor"))
+    save_shape: bool = attrs.field(default=False, converter=_flag("save_shape"))
+
+    @property
+    def all_reductions(self) -> tuple[tuple[str, bool], ...]:
+        """``(op, abs)`` pairs in smdebug's write order: reductions, norms, abs ones."""
+        return (
+            *((r, False) for r in (*self.reductions, *self.norms)),
+            *((r, True) for r in (*self.abs_reductions, *self.abs_norms)),
+        )
+
+    @classmethod
+    def from_dict(cls, params: Mapping[str, Any], *, where: str = "HookParameters") -> ReductionConfig:
+        """Parse ``reductions`` (comma list), ``save_raw_tensor`` and ``save_shape`` of one dict.
+
+        Raises:
+            HookConfigError: naming ``<where>['reductions']`` and the allowed tokens.
+        """
+        raw = params.get("reductions", "")
+        tokens = raw.split(",") if isinstance(raw, str) else list(raw or ())
+        reductions: list[str] = []
+        abs_reductions: list[str] = []
+        norms: list[str] = []
+        abs_norms: list[str] = []
+        for token in (t.strip() for t in tokens):
+            if not token:
+                continue
+            if token not in _TOKENS:
+                field = f"{where}['reductions']"
+                raise HookConfigError(
+                    field_error_message(field, f"a comma-separated list of {', '.join(_TOKENS)}", raw),
+                    field=field,
+                    value=raw,
+                )
+            is_abs = token.startswith("abs_")
+            op = token[4:] if is_abs else token
+            if op.endswith("_norm"):
+                (abs_norms if is_abs else norms).append(op[: -len("_norm")])
+            else:
+                (abs_reductions if is_abs else reductions).append(op)
+        return cls(
+            reductions=reductions,
+            abs_reductions=abs_reductions,
+            norms=norms,
+            abs_norms=abs_norms,
+            save_raw_tensor=parse_bool(f"{where}['save_raw_tensor']", params.get("save_raw_tensor", False)),
+            save_shape=parse_bool(f"{where}['save_shape']", params.get("save_shape", False)),
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The dict smdebug writes in the collections JSON."""
+        tokens = [
+            *self.reductions,
+            *(f"{n}_norm" for n in self.norms),
+            *(f"abs_{r}" for r in self.abs_reductions),
+            *(f"abs_{n}_norm" for n in self.abs_norms),
+        ]
+        return {"save_raw_tensor": self.save_raw_tensor, "reductions": ",".join(tokens), "save_shape": self.save_shape}
+
+
+def reduction_tensor_name(tensor_name: str, op: str, is_abs: bool) -> str:
+    """``smdebug/reductions/[abs_]<op>/<name>`` with ``:<digits>`` removed (smdebug's naming)."""
+    name = _COLON_INDEX.sub("", f"{op}/{tensor_name}")
+    return REDUCTIONS_PREFIX + ("abs_" if is_abs else "") + name
+
+
+def compute_reduction(op: str, is_abs: bool, array: np.ndarray) -> np.ndarray:
+    """One reduction of ``array`` as a 0-d array (float inputs keep their float dtype)."""
+    flat = np.asarray(array).reshape(-1)
+    if is_abs:
+        flat = np.abs(flat)
+    if op == "l1":
+        value: Any = np.sum(np.abs(flat))
+    elif op == "l2":
+        value = np.sqrt(np.sum(np.square(flat.astype(np.float64))))
+    elif op == "min":
+        value = np.min(flat)
+    elif op == "max":
+        value = np.max(flat)
+    elif op == "mean":
+        value = np.mean(flat)
+    elif op == "std":
+        value = np.std(flat)
+    elif op == "variance":
+        value = np.var(flat)
+    elif op == "sum":
+        value = np.sum(flat)
+    elif op == "prod":
+        value = np.prod(flat)
+    else:
+        raise HookConfigError(
+            field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op),
+            field="reduction",
+            value=op,
+        )
+    out = np.asarray(value)
+    if np.issubdtype(flat.dtype, np.floating):
+        out = out.astype(flat.dtype)
+    return out

@@ -1,0 +1,115 @@
+"""What one saved step writes: raw tensors, reductions, shapes, TensorBoard points.
+
+``StepOutput`` owns the format's ``StepWriter`` of one (global step, worker), opened on the
+first write, and the TensorBoard points of that step; ``close()`` writes the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from .._modes import ModeKeys
+from ._arrays import float_view
+from ._background import BackgroundWriter
+from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
+from ._outputs import TensorBoardExport
+from ._reduction_config import compute_reduction, reduction_tensor_name
+
+__all__ = ["StepOutput"]
+
+
+class StepOutput:
+    """The output of one step of one worker."""
+
+    def __init__(
+        self,
+        out_dir: str,
+        *,
+        worker: str,
+        step: int,
+        mode: ModeKeys,
+        mode_step: int,
+        tensorboard: TensorBoardExport | None,
+    ) -> None:
+        self.step = step
+        self.mode = mode
+        self.mode_step = mode_step
+        self._out_dir = out_dir
+        self._worker = worker
+        self._tb = tensorboard
+        self._writer: object | None = None
+        self.wrote = False
+
+    def _w(self):  # type: ignore[no-untyped-def]
+        if self._writer is None:
+            from ..format import StepWriter  # noqa: PLC0415 - keeps hooks importable alone
+
+            self._writer = StepWriter(
+                self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step
+            )
+        return self._writer
+
+    def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None) -> None:
+        """Write one tensor as is."""
+        self._w().write_tensor(name, array, dtype=dtype)
+        self.wrote = True
+
+    def write_scalar(self, name: str, array: np.ndarray) -> None:
+        """A ``save_scalar`` value: raw record plus a TensorBoard scalar."""
+        self.write_raw(name, array)
+        if self._tb is not None:
+            self._tb.add_scalar(self.mode, name, float(np.asarray(array).reshape(-1)[0]), self.step)
+
+    def write_tensor(self, name: str, array: np.ndarray, dtype: str | None, collections: Iterable[Collection]) -> None:
+        """Write what ``collections`` ask for ``name``: reductions, raw, shape, TB output."""
+        colls = list(collections)
+        if array.size == 0:
+            return
+        values = float_view(array, dtype)
+        done: set[tuple[str, bool]] = set()
+        raw = shape = False
+        for coll in colls:
+            cfg = coll.reduction_config
+            if cfg is None:
+                raw = True
+                continue
+            raw = raw or cfg.save_raw_tensor
+            shape = shape or cfg.save_shape
+            if coll.name in SCALAR_COLLECTIONS:
+                continue
+            for op, is_abs in cfg.all_reductions:
+                if (op, is_abs) in done:
+                    continue
+                done.add((op, is_abs))
+                self.write_raw(reduction_tensor_name(name, op, is_abs), compute_reduction(op, is_abs, values))
+        if raw:
+            self.write_raw(name, array, dtype)
+        if shape:
+            self._w().write_shape(name, tuple(array.shape))
+            self.wrote = True
+        if self._tb is not None:
+            self._tensorboard(name, values, colls)
+
+    def _tensorboard(self, name: str, values: np.ndarray, colls: list[Collection]) -> None:
+        assert self._tb is not None  # noqa: S101 - internal invariant, checked by caller
+        for coll in colls:
+            if coll.name not in NON_HISTOGRAM_COLLECTIONS and coll.save_histogram:
+                self._tb.add_histogram(self.mode, f"{coll.name}/{name}", values, self.step)
+                break
+        if values.size == 1 and any(c.name in SCALAR_COLLECTIONS for c in colls):
+            self._tb.add_scalar(self.mode, name, float(values.reshape(-1)[0]), self.step)
+
+    def close(self, background: BackgroundWriter | None = None) -> bool:
+        """Write the files (on ``background`` when given); returns whether anything was written."""
+        if self._writer is not None:
+            close = self._writer.close  # type: ignore[attr-defined]
+            if background is not None:
+                background.submit(close)
+            else:
+                close()
+            self._writer = None
+        if self._tb is not None:
+            self._tb.flush()
+        return self.wrote

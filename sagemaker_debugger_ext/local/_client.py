@@ -1,0 +1,244 @@
+"""The local training-job API: Create/Describe/List/Stop/UpdateTrainingJob on one machine.
+
+This class has no dependency on the ``sagemaker`` package, so the CLI and the supervisor
+use it directly; :class:`~sagemaker_debugger_ext.local.LocalSession` plugs it into the SDK.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import LocalJobInputError, field_error_message
+from ._describe import describe_response, summary_response, training_job_arn
+from ._job_spec import resolve_job_spec
+from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json, validate_job_name
+from ._runner import pid_alive
+
+__all__ = ["DEFAULT_OUTPUT_DIR", "LocalTrainingClient", "default_output_path"]
+
+DEFAULT_OUTPUT_DIR = "sagemaker-local-output"
+TERMINAL_STATUSES = frozenset({"Completed", "Failed", "Stopped"})
+
+
+def default_output_path(cwd: Path | None = None) -> str:
+    """``file://<cwd>/sagemaker-local-output/``: where jobs without an output path write."""
+    base = (cwd or Path.cwd()).resolve() / DEFAULT_OUTPUT_DIR
+    return base.as_uri() + "/"
+
+
+class LocalTrainingClient:
+    """SageMaker's training-job API, served by local processes and a job store on disk.
+
+    Args:
+        store: the job store (default: ``JobStore.from_environ()``).
+        region: region used in ARNs and passed to rule actions.
+        environ: environment given to the job's processes (default: this process's).
+        settings: supervisor tuning (``PollSeconds``, ``StopGraceSeconds``,
+            ``RuleWaitSeconds``, ``SyncIntervalSeconds``, ``DebugRuleModule``,
+            ``ProfilerRuleModule``, ``StartMonitor``; ``Inline``: run the supervisor in
+            this process, blocking, so in-process fakes such as moto's ``mock_aws`` see
+            its S3 calls).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        store: JobStore | None = None,
+        *,
+        region: str = "us-east-1",
+        environ: Mapping[str, str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.store = store or JobStore.from_environ()
+        self.region = region
+        self._environ = environ
+        self.settings = dict(settings or {})
+        self._children: list[subprocess.Popen[bytes]] = []
+
+    # --- CreateTrainingJob --------------------------------------------------------------
+    def create_training_job(self, **request: Any) -> dict[str, Any]:
+        """Start a local training job; returns at once (``{"TrainingJobArn": ...}``).
+
+        Raises:
+            LocalJobInputError: bad input, found before any process starts.
+            JobAlreadyExistsError: the job name is taken.
+        """
+        name = validate_job_name(request.get("TrainingJobName"))
+        output_default = str(self.settings.get("OutputPath") or default_output_path())
+        if self.store.exists(name):
+            from .._exceptions import JobAlreadyExistsError
+
+            msg = f"a local training job named {name!r} already exists in {self.store.root}; choose another job name"
+            raise JobAlreadyExistsError(msg, job_name=name)
+        spec = resolve_job_spec(request, default_output_path=output_default)
+        paths = self.store.create(name, request)
+        launch = {"Region": self.region, "OutputPath": spec.output_path, **self.settings}
+        launch["OutputPath"] = spec.output_path
+        atomic_write_json(paths.root / LAUNCH_FILE, launch)
+        if self.settings.get("Inline"):
+            self._run_inline(paths)
+        else:
+            self._start_supervisor(paths)
+        return {"TrainingJobArn": training_job_arn(self.region, name)}
+
+    def _start_supervisor(self, paths: JobPaths) -> None:
+        env = dict(os.environ if self._environ is None else self._environ)
+        paths.logs_dir.mkdir(parents=True, exist_ok=True)
+        with open(paths.supervisor_log, "ab") as log:
+            proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+                [sys.executable, "-m", "sagemaker_debugger_ext.local._supervisor", str(paths.root)],
+                env=env,
+                cwd=str(paths.root),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._children.append(proc)
+        paths.supervisor_pid.write_text(str(proc.pid))
+
+    def _run_inline(self, paths: JobPaths) -> None:
+        """Run the supervisor in this process (blocking): for in-process fakes such as moto."""
+        from ._supervisor import Supervisor
+
+        env = dict(os.environ if self._environ is None else self._environ)
+        Supervisor(paths, env, install_signal_handlers=False).run()
+
+    # --- DescribeTrainingJob / ListTrainingJobs -----------------------------------------
+    def _reap(self) -> None:
+        self._children = [p for p in self._children if p.poll() is None]
+
+    def _state(self, name: str) -> dict[str, Any]:
+        self._reap()
+        state = self.store.read_state(name)
+        if state.get("TrainingJobStatus") in TERMINAL_STATUSES:
+            return state
+        paths = self.store.paths(name)
+        try:
+            pid = int(paths.supervisor_pid.read_text())
+        except (OSError, ValueError):
+            pid = None
+        if pid is not None and not pid_alive(pid):
+            state = self.store.read_state(name)  # it may have finished just now
+            if state.get("TrainingJobStatus") not in TERMINAL_STATUSES:
+                now = time.time()
+                state.update(
+                    TrainingJobStatus="Failed",
+                    SecondaryStatus="Failed",
+                    FailureReason=f"InternalServerError: the local supervisor (pid {pid}) exited unexpectedly; "
+                    f"see {paths.supervisor_log}",
+                    TrainingEndTime=now,
+                    LastModifiedTime=now,
+                )
+                atomic_write_json(paths.state, state)
+        return state
+
+    def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803 - boto3 casing
+        """DescribeTrainingJob for a local job (works from any process).
+
+        Raises:
+            JobNotFoundError: no such local job.
+        """
+        request = self.store.read_request(TrainingJobName)
+        state = self._state(TrainingJobName)
+        paths = self.store.paths(TrainingJobName)
+        launch = read_json(paths.root / LAUNCH_FILE) or {}
+        updates = read_json(paths.root / "updates.json") or {}
+        return describe_response(
+            request,
+            state,
+            region=str(launch.get("Region") or self.region),
+            output_path=str(state.get("OutputPath") or launch.get("OutputPath") or ""),
+            updates=updates,
+        )
+
+    def list_training_jobs(
+        self,
+        *,
+        NameContains: str | None = None,  # noqa: N803
+        StatusEquals: str | None = None,  # noqa: N803
+        MaxResults: int = 100,  # noqa: N803
+        **_ignored: Any,
+    ) -> dict[str, Any]:
+        """ListTrainingJobs over the local store, newest first."""
+        out = []
+        for name in self.store.names():
+            if NameContains and NameContains not in name:
+                continue
+            summary = summary_response(self.describe_training_job(name))
+            if StatusEquals and summary.get("TrainingJobStatus") != StatusEquals:
+                continue
+            out.append(summary)
+            if len(out) >= MaxResults:
+                break
+        return {"TrainingJobSummaries": out}
+
+    # --- StopTrainingJob / UpdateTrainingJob --------------------------------------------
+    def stop_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803
+        """Ask the job to stop (SIGTERM to its processes, SIGKILL after a grace period)."""
+        paths = self.store.require(TrainingJobName)
+        state = self._state(TrainingJobName)
+        if state.get("TrainingJobStatus") not in TERMINAL_STATUSES:
+            paths.stop_request.write_text(str(time.time()))
+        return {}
+
+    def update_training_job(self, TrainingJobName: str, **changes: Any) -> dict[str, Any]:  # noqa: N803
+        """UpdateTrainingJob: records ProfilerConfig / ProfilerRuleConfigurations changes.
+
+        The new values show in ``describe_training_job``; a running local job keeps the
+        profiler settings it started with (documented difference).
+        """
+        paths = self.store.require(TrainingJobName)
+        allowed = {"ProfilerConfig", "ProfilerRuleConfigurations", "ResourceConfig", "RemoteDebugConfig"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            msg = field_error_message("UpdateTrainingJob parameter", f"one of {sorted(allowed)}", unknown[0])
+            raise LocalJobInputError(msg)
+        updates = read_json(paths.root / "updates.json") or {}
+        request = self.store.read_request(TrainingJobName)
+        for key, value in changes.items():
+            if key == "ProfilerConfig":
+                base = dict(updates.get("ProfilerConfig") or request.get("ProfilerConfig") or {})
+                base.update(value)
+                updates[key] = base
+            elif key == "ProfilerRuleConfigurations":
+                updates[key] = list(request.get(key) or []) + list(value)
+            else:
+                updates[key] = value
+        atomic_write_json(paths.root / "updates.json", updates)
+        return {"TrainingJobArn": training_job_arn(self.region, TrainingJobName)}
+
+    # --- waiting ------------------------------------------------------------------------
+    def wait_supervisor_exit(self, name: str, *, timeout_s: float = 15.0) -> bool:
+        """Wait until the job's supervisor process has exited; returns whether it did."""
+        try:
+            pid = int(self.store.paths(name).supervisor_pid.read_text())
+        except (OSError, ValueError):
+            return True
+        deadline = time.time() + timeout_s
+        while time.time() < deadline:
+            self._reap()
+            if not pid_alive(pid):
+                return True
+            time.sleep(0.01)
+        return False
+
+    def wait(self, name: str, *, timeout_s: float | None = None, poll_s: float = 0.05) -> dict[str, Any]:
+        """Block until the job reaches a terminal status; returns its description."""
+        deadline = None if timeout_s is None else time.time() + timeout_s
+        while True:
+            state = self._state(name)
+            if state.get("TrainingJobStatus") in TERMINAL_STATUSES:
+                self.wait_supervisor_exit(name)
+                return self.describe_training_job(name)
+            if deadline is not None and time.time() > deadline:
+                msg = f"local job {name!r} did not finish within {timeout_s} s"
+                raise TimeoutError(msg)
+            time.sleep(poll_s)

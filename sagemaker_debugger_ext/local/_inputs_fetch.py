@@ -1,0 +1,62 @@
+"""Bring a job's code and input channels onto the local disk (``file://`` used in place)."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ._job_spec import JobSpec, local_path_of
+
+__all__ = ["fetch_channels", "fetch_code"]
+
+
+def _download_prefix(uri: str, dest: Path) -> Path:
+    from ..format import safe_join
+    from ..storage import open_storage
+
+    store = open_storage(uri)
+    dest.mkdir(parents=True, exist_ok=True)
+    found = False
+    for key in store.list(""):
+        found = True
+        target = safe_join(dest, key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(store.read(key))
+    if not found:
+        # A single object: the URI names a file, not a prefix.
+        parsed = urlparse(uri)
+        parent, _, name = uri.rpartition("/")
+        single = open_storage(parent)
+        target = dest / (name or Path(parsed.path).name)
+        target.write_bytes(single.read(name))
+    return dest
+
+
+def fetch_code(spec: JobSpec, job_root: Path) -> Path:
+    """Local folder holding the entry point (``sourcedir.tar.gz`` from S3 is unpacked)."""
+    local = local_path_of(spec.submit_dir)
+    if local is not None:
+        return local
+    dest = job_root / "code"
+    parent, _, name = spec.submit_dir.rpartition("/")
+    from ..storage import open_storage
+
+    tar_path = job_root / "sourcedir.tar.gz"
+    tar_path.write_bytes(open_storage(parent).read(name))
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(dest, filter="data")
+    return dest
+
+
+def fetch_channels(spec: JobSpec, job_root: Path) -> dict[str, Path]:
+    """Channel name -> local file or folder."""
+    out: dict[str, Path] = {}
+    for channel in spec.channels:
+        local = local_path_of(channel.uri)
+        if local is not None:
+            out[channel.name] = local
+        else:
+            out[channel.name] = _download_prefix(channel.uri, job_root / "channels" / channel.name)
+    return out

@@ -1,0 +1,194 @@
+"""What a local job needs, resolved from a CreateTrainingJob request and checked up front.
+
+Everything that can be wrong with the request is found here, before any process starts,
+and reported as :class:`LocalJobInputError` naming the field, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import attrs
+
+from .._exceptions import LocalJobInputError, field_error_message
+
+__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec"]
+
+SUBMIT_DIR_HP = "sagemaker_submit_directory"
+PROGRAM_HP = "sagemaker_program"
+_DEFAULT_MAX_RUNTIME_S = 86400
+
+
+def decode_hyperparameter(value: str) -> Any:
+    """Decode one hyperparameter value as the training toolkit does (JSON, else the string)."""
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def local_path_of(uri: str) -> Path | None:
+    """Absolute local path of a ``file://`` URI or a plain path; ``None`` for other schemes."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return Path(parsed.netloc + parsed.path) if parsed.netloc not in ("", "localhost") else Path(parsed.path)
+    if parsed.scheme == "" and uri:
+        return Path(uri).expanduser().resolve()
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class Channel:
+    """One input channel: a name and a ``file://`` or ``s3://`` URI."""
+
+    name: str
+    uri: str
+    content_type: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class JobSpec:
+    """A validated local job.
+
+    .. versionadded:: 0.1.0
+    """
+
+    job_name: str
+    instance_count: int
+    instance_type: str
+    submit_dir: str
+    entry_point: str
+    hyperparameters: dict[str, str]
+    channels: tuple[Channel, ...]
+    output_path: str
+    max_runtime_s: int
+    environment: dict[str, str]
+
+    @property
+    def hosts(self) -> list[str]:
+        """``algo-1`` .. ``algo-N``."""
+        return [f"algo-{i + 1}" for i in range(self.instance_count)]
+
+    @property
+    def user_hyperparameters(self) -> dict[str, Any]:
+        """Decoded hyperparameters without the SDK's ``sagemaker_*`` keys."""
+        return {
+            k: decode_hyperparameter(v) for k, v in sorted(self.hyperparameters.items()) if not k.startswith("sagemaker_")
+        }
+
+
+def _hp_str(hps: Mapping[str, str], key: str) -> str | None:
+    if key not in hps:
+        return None
+    value = decode_hyperparameter(hps[key])
+    return value if isinstance(value, str) else str(value)
+
+
+def _check_output_path(output_path: str) -> None:
+    scheme = urlparse(output_path).scheme
+    if scheme == "s3":
+        return
+    local = local_path_of(output_path)
+    if local is None:
+        msg = field_error_message("OutputDataConfig.S3OutputPath", "an s3:// or file:// URI", output_path)
+        raise LocalJobInputError(msg)
+    try:
+        local.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=local, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        msg = field_error_message("OutputDataConfig.S3OutputPath", "a writable folder", output_path)
+        raise LocalJobInputError(f"{msg}: {exc.strerror or exc}") from exc
+
+
+def _channels(request: Mapping[str, Any]) -> tuple[Channel, ...]:
+    out = []
+    for i, item in enumerate(request.get("InputDataConfig") or []):
+        name = item.get("ChannelName")
+        source = item.get("DataSource") or {}
+        uri = (source.get("S3DataSource") or {}).get("S3Uri") or (source.get("FileDataSource") or {}).get("FileUri")
+        field = f"InputDataConfig[{i}].DataSource"
+        if not uri:
+            msg = field_error_message(field, "an S3DataSource.S3Uri or FileDataSource.FileUri", source)
+            raise LocalJobInputError(msg)
+        scheme = urlparse(uri).scheme
+        if scheme not in ("s3", "file"):
+            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI", uri)
+            raise LocalJobInputError(msg)
+        if scheme == "file":
+            path = local_path_of(uri)
+            if path is None or not path.exists():
+                msg = field_error_message(f"{field} URI of channel {name!r}", "an existing local file or folder", uri)
+                raise LocalJobInputError(msg)
+        out.append(Channel(name=str(name), uri=uri, content_type=item.get("ContentType")))
+    return tuple(out)
+
+
+def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) -> JobSpec:
+    """Check ``request`` and resolve what the local platform needs.
+
+    Args:
+        request: the CreateTrainingJob request.
+        default_output_path: used when ``OutputDataConfig.S3OutputPath`` is empty (SDK local
+            code mode sends ``""``).
+
+    Raises:
+        LocalJobInputError: missing entry point, unsupported channel URI, unwritable output.
+    """
+    hps = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
+    program = _hp_str(hps, PROGRAM_HP)
+    submit_dir = _hp_str(hps, SUBMIT_DIR_HP)
+    if not program or not submit_dir:
+        msg = field_error_message(
+            "HyperParameters.sagemaker_program",
+            "set: local mode runs a script, so give the estimator an entry_point",
+            program,
+        )
+        raise LocalJobInputError(msg)
+    code_local = local_path_of(submit_dir)
+    if urlparse(submit_dir).scheme not in ("s3", "file", ""):
+        msg = field_error_message("HyperParameters.sagemaker_submit_directory", "an s3:// or file:// URI", submit_dir)
+        raise LocalJobInputError(msg)
+    if code_local is not None and not (code_local / program).is_file():
+        msg = field_error_message("entry_point", f"an existing file in {code_local}", program)
+        raise LocalJobInputError(msg)
+    resource = request.get("ResourceConfig") or {}
+    count = int(resource.get("InstanceCount") or 1)
+    if count < 1:
+        msg = field_error_message("ResourceConfig.InstanceCount", "at least 1", count)
+        raise LocalJobInputError(msg)
+    output_path = (request.get("OutputDataConfig") or {}).get("S3OutputPath") or default_output_path
+    _check_output_path(output_path)
+    stopping = request.get("StoppingCondition") or {}
+    env = {str(k): str(v) for k, v in (request.get("Environment") or {}).items()}
+    return JobSpec(
+        job_name=str(request["TrainingJobName"]),
+        instance_count=count,
+        instance_type=str(resource.get("InstanceType") or "local"),
+        submit_dir=submit_dir,
+        entry_point=program,
+        hyperparameters=hps,
+        channels=_channels(request),
+        output_path=output_path,
+        max_runtime_s=int(stopping.get("MaxRuntimeInSeconds") or _DEFAULT_MAX_RUNTIME_S),
+        environment=env,
+    )
+
+
+def output_uri(spec: JobSpec, *parts: str) -> str:
+    """``<output_path>/<job>/<parts...>`` with single slashes."""
+    return "/".join([spec.output_path.rstrip("/"), spec.job_name, *parts])
+
+
+def cpu_count() -> int:
+    """CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,198 @@
+"""Rule containers: one process per DebugRuleConfiguration / ProfilerRuleConfiguration.
+
+Each process runs ``python -m <module> run --trial-path ... --rule-name ...
+--rule-parameters-file ... --output-dir ... --status-file ... --stop-file ...`` (CONTRACTS §E)
+and reports through its status file; this module turns those files, and the processes'
+exit codes, into ``DebugRuleEvaluationStatuses`` entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ._job_store import JobPaths, atomic_write_json, read_json
+from ._runner import ChildProcess, _tail
+
+__all__ = [
+    "DEBUG_RULE_MODULE",
+    "PROFILER_RULE_MODULE",
+    "RuleContainer",
+    "RuleSpec",
+    "rule_job_arn",
+    "rule_specs",
+]
+
+DEBUG_RULE_MODULE = "sagemaker_debugger_ext.rules"
+PROFILER_RULE_MODULE = "sagemaker_debugger_ext.profiler.rules"
+TERMINAL = frozenset({"IssuesFound", "NoIssuesFound", "Error", "Stopped"})
+_MAX_DETAILS = 1024
+
+
+def rule_job_arn(region: str, job_name: str, rule_name: str) -> str:
+    """Local ARN of a rule's evaluation ("processing") job, within the API's patterns."""
+    digest = hashlib.sha1(f"{job_name}/{rule_name}".encode()).hexdigest()[:8]
+    stem = f"{job_name[:30]}-{rule_name[:23]}".rstrip("-")
+    return f"arn:aws:sagemaker:{region}:000000000000:processing-job/{stem}-{digest}".lower()
+
+
+@attrs.frozen(kw_only=True)
+class RuleSpec:
+    """One rule process to start."""
+
+    name: str
+    kind: str  # "debug" | "profiler"
+    module: str
+    trial_path: Path
+    parameters: dict[str, str]
+    output_uri: str
+    arn: str
+
+
+def rule_specs(
+    request: Mapping[str, Any],
+    job: JobPaths,
+    *,
+    output_path: str,
+    region: str,
+    modules: Mapping[str, str],
+) -> list[RuleSpec]:
+    """The rule processes a request asks for.
+
+    Args:
+        request: the CreateTrainingJob request.
+        job: the job's folder.
+        output_path: the job's resolved ``OutputDataConfig.S3OutputPath``.
+        region: for the rule job ARNs.
+        modules: ``{"debug": module, "profiler": module}`` to run with ``-m``.
+    """
+    job_name = str(request["TrainingJobName"])
+    out = []
+    for key, kind, trial in (
+        ("DebugRuleConfigurations", "debug", job.debug_dir),
+        ("ProfilerRuleConfigurations", "profiler", job.profiler_dir),
+    ):
+        for cfg in request.get(key) or []:
+            name = str(cfg["RuleConfigurationName"])
+            base = (cfg.get("S3OutputPath") or output_path).rstrip("/")
+            out.append(
+                RuleSpec(
+                    name=name,
+                    kind=kind,
+                    module=modules[kind],
+                    trial_path=trial,
+                    parameters={str(k): str(v) for k, v in (cfg.get("RuleParameters") or {}).items()},
+                    output_uri=f"{base}/{job_name}/rule-output/{name}",
+                    arn=rule_job_arn(region, job_name, name),
+                )
+            )
+    return out
+
+
+class RuleContainer:
+    """A running rule process and its latest reported status."""
+
+    def __init__(self, spec: RuleSpec, job: JobPaths, *, env: Mapping[str, str], use_stop_file: bool = True) -> None:
+        self.spec = spec
+        self.dir = job.rule_dir(spec.name)
+        self.output_dir = self.dir / "output"
+        self.status_file = self.dir / "status.json"
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        spec.trial_path.mkdir(parents=True, exist_ok=True)
+        params_file = self.dir / "parameters.json"
+        atomic_write_json(params_file, spec.parameters)
+        self.status: dict[str, Any] = {
+            "RuleConfigurationName": spec.name,
+            "RuleEvaluationJobArn": spec.arn,
+            "RuleEvaluationStatus": "InProgress",
+            "LastModifiedTime": time.time(),
+        }
+        self.process: ChildProcess | None = None
+        self.log_path = job.rule_log(spec.name)
+        if importlib.util.find_spec(spec.module.split(".")[0]) is None or not _module_exists(spec.module):
+            self._set("Error", f"rule runner module {spec.module!r} is not installed")
+            return
+        argv = [
+            sys.executable,
+            "-m",
+            spec.module,
+            "run",
+            "--trial-path",
+            str(spec.trial_path),
+            "--rule-name",
+            spec.name,
+            "--rule-parameters-file",
+            str(params_file),
+            "--output-dir",
+            str(self.output_dir),
+            "--status-file",
+            str(self.status_file),
+        ]
+        if use_stop_file:
+            argv += ["--stop-file", str(job.stop_file)]
+        self.process = ChildProcess(f"rule:{spec.name}", argv, env=env, cwd=self.dir, log_path=self.log_path)
+
+    def _set(self, status: str, details: str | None = None) -> None:
+        changed = self.status.get("RuleEvaluationStatus") != status or (
+            details is not None and self.status.get("StatusDetails") != details
+        )
+        if changed:
+            self.status["RuleEvaluationStatus"] = status
+            if details:
+                self.status["StatusDetails"] = details[-_MAX_DETAILS:]
+            self.status["LastModifiedTime"] = time.time()
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the rule reached a final status and its process ended."""
+        running = self.process is not None and self.process.poll() is None
+        return not running and self.status["RuleEvaluationStatus"] in TERMINAL
+
+    def refresh(self) -> None:
+        """Read the status file and the process state."""
+        reported = read_json(self.status_file)
+        if isinstance(reported, dict) and reported.get("RuleEvaluationStatus"):
+            status = str(reported["RuleEvaluationStatus"])
+            if self.status["RuleEvaluationStatus"] not in ("Stopping", "Stopped") or status in TERMINAL:
+                if status != self.status["RuleEvaluationStatus"] or reported.get("StatusDetails") != self.status.get(
+                    "StatusDetails"
+                ):
+                    self.status["RuleEvaluationStatus"] = status
+                    if reported.get("StatusDetails"):
+                        self.status["StatusDetails"] = str(reported["StatusDetails"])[-_MAX_DETAILS:]
+                    self.status["LastModifiedTime"] = float(reported.get("LastModifiedTime") or time.time())
+        if self.process is None or self.process.poll() is None:
+            return
+        code = self.process.returncode
+        current = self.status["RuleEvaluationStatus"]
+        if current in ("Stopping", "Stopped"):
+            self._set("Stopped")
+        elif current in ("InProgress",):
+            if code == 0:
+                self._set("Error", "rule process exited without reporting a final status")
+            else:
+                tail = _tail(self.log_path, 4096).strip().splitlines()
+                self._set("Error", f"rule process exited with code {code}: " + " | ".join(tail[-3:]))
+
+    def stop(self) -> None:
+        """Ask the process to stop (SIGTERM); an unfinished evaluation becomes Stopping/Stopped."""
+        if self.status["RuleEvaluationStatus"] == "InProgress":
+            self._set("Stopping")
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+        elif self.status["RuleEvaluationStatus"] == "Stopping":
+            self._set("Stopped")
+
+
+def _module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

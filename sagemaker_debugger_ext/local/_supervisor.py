@@ -1,0 +1,331 @@
+"""The detached supervisor of one local job: ``python -m sagemaker_debugger_ext.local._supervisor DIR``.
+
+It prepares the hosts, starts the rule containers, the system monitor and the training
+processes, watches them (stop requests, StopTraining from rules, MaxRuntimeInSeconds),
+syncs the LocalPaths, and records every status change in ``state.json``. It is the only
+writer of ``state.json`` once started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .._container_env import TRAINING_END_MARKER
+from .._exceptions import StorageError
+from ..storage import open_storage
+from ._container import HostSetup, build_host, profiler_enabled
+from ._inputs_fetch import fetch_channels, fetch_code
+from ._job_spec import JobSpec, output_uri, resolve_job_spec
+from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
+from ._rule_containers import RuleContainer, rule_specs
+from ._runner import ChildProcess, failure_reason, terminate_all
+from ._sync import Syncer, SyncTarget, pack_folder
+
+__all__ = ["Supervisor", "main"]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _touch_atomic(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(b"")
+    os.replace(tmp, path)
+
+
+class _SyncThread(threading.Thread):
+    """Periodic incremental sync while training runs; errors are kept, not raised."""
+
+    def __init__(self, syncer: Syncer, interval_s: float) -> None:
+        super().__init__(name="local-sync", daemon=True)
+        self.syncer = syncer
+        self.interval_s = interval_s
+        self.halt = threading.Event()
+        self.last_error: StorageError | None = None
+
+    def run(self) -> None:
+        while not self.halt.wait(self.interval_s):
+            try:
+                self.syncer.sync()
+                self.last_error = None
+            except StorageError as exc:
+                self.last_error = exc
+
+
+class Supervisor:
+    """Runs one job to its end. Construct, then :meth:`run`."""
+
+    def __init__(self, paths: JobPaths, environ: dict[str, str], *, install_signal_handlers: bool = True) -> None:
+        self.paths = paths
+        self.install_signal_handlers = install_signal_handlers
+        self.environ = environ
+        self.request: dict[str, Any] = read_json(paths.request) or {}
+        self.launch: dict[str, Any] = read_json(paths.root / LAUNCH_FILE) or {}
+        self.state: dict[str, Any] = read_json(paths.state) or {}
+        self.poll_s = float(self.launch.get("PollSeconds", 0.05))
+        self.grace_s = float(self.launch.get("StopGraceSeconds", 10.0))
+        self.rule_wait_s = float(self.launch.get("RuleWaitSeconds", 120.0))
+        self.stop_reason: str | None = None
+        self.final_secondary = "Stopped"
+        self.rules: list[RuleContainer] = []
+        self.training: list[ChildProcess] = []
+        self.hosts: list[HostSetup] = []
+        self.monitor: ChildProcess | None = None
+        self._signalled = threading.Event()
+
+    # --- state --------------------------------------------------------------------------
+    def write(self, **updates: Any) -> None:
+        """Apply ``updates`` and persist the state atomically."""
+        self.state.update(updates)
+        self.state["Rules"] = {r.spec.name: dict(r.status) for r in self.rules}
+        pids: dict[str, int] = {"supervisor": os.getpid()}
+        pids.update({c.name: c.pid for c in self.training})
+        pids.update({r.process.name: r.process.pid for r in self.rules if r.process is not None})
+        if self.monitor is not None:
+            pids["monitor"] = self.monitor.pid
+        self.state["Pids"] = pids
+        self.state["LastModifiedTime"] = time.time()
+        atomic_write_json(self.paths.state, self.state)
+
+    def transition(self, status: str, message: str, **updates: Any) -> None:
+        """Record a SecondaryStatus transition."""
+        now = time.time()
+        transitions = self.state.setdefault("SecondaryStatusTransitions", [])
+        if transitions and "EndTime" not in transitions[-1]:
+            transitions[-1]["EndTime"] = now
+        transitions.append({"Status": status, "StartTime": now, "StatusMessage": message})
+        self.write(SecondaryStatus=status, **updates)
+
+    # --- phases -------------------------------------------------------------------------
+    def _prepare(self, spec: JobSpec) -> None:
+        self.transition("Downloading", "Downloading input data and code to the local job folder")
+        code_dir = fetch_code(spec, self.paths.root)
+        channels = fetch_channels(spec, self.paths.root)
+        port = _free_port()
+        base_env = dict(self.environ)
+        for rank in range(spec.instance_count):
+            self.hosts.append(
+                build_host(
+                    spec=spec,
+                    request=self.request,
+                    job=self.paths,
+                    rank=rank,
+                    master_port=port,
+                    code_dir=code_dir,
+                    channel_sources=channels,
+                    base_env=base_env,
+                )
+            )
+        for folder in (self.paths.debug_dir, self.paths.tensorboard_dir, self.paths.profiler_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def _start_side_processes(self, spec: JobSpec) -> None:
+        modules = {
+            "debug": str(self.launch.get("DebugRuleModule") or "sagemaker_debugger_ext.rules"),
+            "profiler": str(self.launch.get("ProfilerRuleModule") or "sagemaker_debugger_ext.profiler.rules"),
+        }
+        env = {**self.environ, "PYTHONUNBUFFERED": "1"}
+        region = str(self.launch.get("Region") or "us-east-1")
+        for rs in rule_specs(self.request, self.paths, output_path=spec.output_path, region=region, modules=modules):
+            self.rules.append(RuleContainer(rs, self.paths, env=env))
+        if profiler_enabled(self.request) and self.launch.get("StartMonitor", True):
+            interval = int(self.request["ProfilerConfig"].get("ProfilingIntervalInMilliseconds") or 500)
+            argv = [
+                sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
+                "--output-dir", str(self.paths.profiler_dir), "--interval-ms", str(interval),
+                "--host", spec.hosts[0], "--host-index", "1",
+            ]  # fmt: skip
+            self.monitor = ChildProcess(
+                "monitor", argv, env=env, cwd=self.paths.root, log_path=self.paths.logs_dir / "monitor.log"
+            )
+
+    def _sync_targets(self, spec: JobSpec) -> list[SyncTarget]:
+        targets = []
+        if self.request.get("DebugHookConfig"):
+            base = self.request["DebugHookConfig"].get("S3OutputPath") or spec.output_path
+            targets.append(SyncTarget(self.paths.debug_dir, f"{base.rstrip('/')}/{spec.job_name}/debug-output"))
+        if self.request.get("TensorBoardOutputConfig"):
+            base = self.request["TensorBoardOutputConfig"].get("S3OutputPath") or spec.output_path
+            targets.append(SyncTarget(self.paths.tensorboard_dir, f"{base.rstrip('/')}/{spec.job_name}/tensorboard-output"))
+        if profiler_enabled(self.request):
+            base = self.request["ProfilerConfig"].get("S3OutputPath") or spec.output_path
+            targets.append(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
+        targets += [SyncTarget(r.output_dir, r.spec.output_uri) for r in self.rules]
+        return targets
+
+    def _check_stop(self, spec: JobSpec) -> None:
+        if self.stop_reason is not None:
+            return
+        if self.paths.stop_request.exists() or self._signalled.is_set():
+            self.stop_reason = "Stopped by StopTrainingJob"
+        elif self.paths.stop_file.exists():
+            data = read_json(self.paths.stop_file) or {}
+            rule = data.get("RuleConfigurationName", "?")
+            self.stop_reason = f"Training stopped by rule {rule}: {data.get('Reason', 'StopTraining action')}"
+        elif self.training and time.time() - self.training[0].started_at > spec.max_runtime_s:
+            self.stop_reason = f"MaxRuntimeInSeconds ({spec.max_runtime_s}) exceeded"
+            self.final_secondary = "MaxRuntimeExceeded"
+        else:
+            return
+        self.state["StopReason"] = self.stop_reason
+        self.write(TrainingJobStatus="Stopping")
+        self.transition("Stopping", self.stop_reason)
+        for child in self.training:
+            child.terminate()
+
+    def _watch_training(self, spec: JobSpec) -> None:
+        while True:
+            self._check_stop(spec)
+            changed = False
+            for rule in self.rules:
+                before = dict(rule.status)
+                rule.refresh()
+                changed |= before != rule.status
+            if changed:
+                self.write()
+            if all(c.poll() is not None for c in self.training):
+                return
+            for child in self.training:
+                child.kill_if_overdue(self.grace_s)
+            time.sleep(self.poll_s)
+
+    def _finish_rules(self) -> None:
+        if self.stop_reason is not None:
+            for rule in self.rules:
+                rule.refresh()
+                rule.stop()
+            self.write()
+        deadline = time.time() + (self.grace_s if self.stop_reason else self.rule_wait_s)
+        while time.time() < deadline:
+            for rule in self.rules:
+                rule.refresh()
+            self.write()
+            if all(r.terminal for r in self.rules):
+                break
+            if self._signalled.is_set() and self.stop_reason is None:
+                break
+            time.sleep(self.poll_s)
+        for rule in self.rules:
+            rule.stop()
+        procs = [r.process for r in self.rules if r.process is not None]
+        terminate_all(procs, grace_s=self.grace_s)
+        for rule in self.rules:
+            rule.refresh()
+        self.write()
+
+    def _end_markers(self) -> None:
+        _touch_atomic(self.paths.debug_dir / TRAINING_END_MARKER)
+        if profiler_enabled(self.request):
+            _touch_atomic(self.paths.profiler_dir / TRAINING_END_MARKER)
+            _touch_atomic(self.paths.profiler_dir / "system" / TRAINING_END_MARKER)
+
+    def _upload(self, spec: JobSpec, syncer: Syncer) -> None:
+        model_dir = self.hosts[0].paths.model_dir if self.hosts else None
+        out = open_storage(output_uri(spec, "output"))
+        if model_dir is not None:
+            tar = pack_folder(model_dir, into=self.paths.root / "packed" / "model.tar.gz")
+            out.upload_file(tar, "model.tar.gz")
+            data_dir = self.hosts[0].paths.output_data_dir
+            if data_dir.is_dir() and any(data_dir.iterdir()):
+                out.upload_file(pack_folder(data_dir, into=self.paths.root / "packed" / "output.tar.gz"), "output.tar.gz")
+        syncer.sync()
+
+    def run(self) -> int:
+        """Run the job to its end; returns the supervisor's exit code."""
+        if self.install_signal_handlers:
+            signal.signal(signal.SIGTERM, lambda *_: self._signalled.set())
+            signal.signal(signal.SIGINT, lambda *_: self._signalled.set())
+        self.paths.supervisor_pid.write_text(str(os.getpid()))
+        failure: str | None = None
+        sync_thread: _SyncThread | None = None
+        try:
+            spec = resolve_job_spec(self.request, default_output_path=str(self.launch.get("OutputPath") or ""))
+            self.state["OutputPath"] = spec.output_path
+            self._prepare(spec)
+            self._start_side_processes(spec)
+            syncer = Syncer(self._sync_targets(spec))
+            sync_thread = _SyncThread(syncer, float(self.launch.get("SyncIntervalSeconds", 1.0)))
+            sync_thread.start()
+            self._check_stop(spec)
+            if self.stop_reason is None:
+                for host in self.hosts:
+                    self.training.append(
+                        ChildProcess(
+                            host.host, host.argv, env=host.env, cwd=host.paths.code_dir,
+                            log_path=self.paths.host_log(host.host),
+                        )
+                    )  # fmt: skip
+                self.transition("Training", "Training in progress", TrainingStartTime=time.time())
+                self._watch_training(spec)
+            terminate_all(self.training, grace_s=self.grace_s)
+            self._end_markers()
+            if self.monitor is not None:
+                terminate_all([self.monitor], grace_s=self.grace_s)
+            if self.stop_reason is None:
+                for child, host in zip(self.training, self.hosts):
+                    if child.returncode:
+                        failure = failure_reason(
+                            host=host.host, exit_code=int(child.returncode), log_path=child.log_path,
+                            failure_file=host.paths.failure_file, argv=host.argv,
+                        )  # fmt: skip
+                        break
+            self._finish_rules()
+            sync_thread.halt.set()
+            sync_thread.join()
+            self.transition("Uploading", "Uploading generated training model and artifacts")
+            try:
+                self._upload(spec, syncer)
+            except StorageError as exc:
+                failure = failure or (
+                    f"ClientError: uploading artifacts to {spec.output_path} failed: {exc}; "
+                    f"the local copy is kept in {self.paths.artifacts_dir}"
+                )
+        except Exception as exc:  # the process boundary: record, clean up, exit non-zero
+            failure = f"InternalServerError: local platform error: {type(exc).__name__}: {exc}"
+            self._kill_everything()
+        finally:
+            if sync_thread is not None:
+                sync_thread.halt.set()
+        self._finalise(failure)
+        return 0
+
+    def _kill_everything(self) -> None:
+        children = list(self.training) + [r.process for r in self.rules if r.process is not None]
+        if self.monitor is not None:
+            children.append(self.monitor)
+        terminate_all(children, grace_s=self.grace_s)
+
+    def _finalise(self, failure: str | None) -> None:
+        if failure is not None:
+            self.transition("Failed", failure.splitlines()[0][:256], FailureReason=failure, TrainingJobStatus="Failed")
+        elif self.stop_reason is not None:
+            self.transition(self.final_secondary, self.stop_reason, TrainingJobStatus="Stopped")
+        else:
+            self.transition("Completed", "Training job completed", TrainingJobStatus="Completed")
+        last = self.state["SecondaryStatusTransitions"][-1]
+        last["EndTime"] = last["StartTime"]
+        self.write(TrainingEndTime=last["StartTime"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the detached supervisor process."""
+    args = sys.argv[1:] if argv is None else argv
+    job_dir = Path(args[0])
+    store = JobStore(job_dir.parent.parent)
+    paths = store.require(job_dir.name)
+    return Supervisor(paths, dict(os.environ)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

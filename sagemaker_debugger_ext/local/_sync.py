@@ -1,0 +1,66 @@
+"""Sync of a job's LocalPaths to its S3 output paths (``file://`` or ``s3://``).
+
+Incremental: each pass uploads the files that are new or changed since the last pass
+(temporary ``.tmp`` files and dot-files are skipped, since writers rename them into place).
+"""
+
+from __future__ import annotations
+
+import tarfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import attrs
+
+from ..storage import open_storage
+
+
+__all__ = ["SyncTarget", "Syncer", "pack_folder"]
+
+
+@attrs.frozen
+class SyncTarget:
+    """A local folder mirrored to a destination URI."""
+
+    local_dir: Path
+    uri: str
+
+
+class Syncer:
+    """Mirrors several local folders to their destinations, incrementally."""
+
+    def __init__(self, targets: Iterable[SyncTarget]) -> None:
+        self.targets = list(targets)
+        self._stores = {t.uri: open_storage(t.uri) for t in self.targets}
+
+    def add(self, target: SyncTarget) -> None:
+        """Mirror one more folder."""
+        self.targets.append(target)
+        self._stores[target.uri] = open_storage(target.uri)
+
+    def sync(self) -> int:
+        """Upload what changed in every target; returns the number of files uploaded.
+
+        Raises:
+            StorageError: a destination failed even after the storage layer's retries.
+        """
+        count = 0
+        for target in self.targets:
+            if target.local_dir.is_dir():
+                count += self._stores[target.uri].sync_dir(target.local_dir, "")
+        return count
+
+    def upload_file(self, uri_base: str, local_path: Path, key: str) -> None:
+        """Upload one file under ``uri_base``."""
+        open_storage(uri_base).upload_file(local_path, key)
+
+
+def pack_folder(folder: Path, *, into: Path) -> Path:
+    """``tar.gz`` the contents of ``folder`` (SageMaker's model.tar.gz layout)."""
+    into.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(into, "w:gz") as tar:
+        if folder.is_dir():
+            for child in sorted(folder.iterdir()):
+                tar.add(child, arcname=child.name)
+    return into
+

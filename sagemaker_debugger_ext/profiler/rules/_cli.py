@@ -1,0 +1,129 @@
+"""``python -m sagemaker_debugger_ext.profiler.rules run``: one profiler "rule container".
+
+Flags (CONTRACTS §E): ``--trial-path`` (the profiler folder), ``--rule-name``
+(RuleConfigurationName), ``--rule-parameters-file`` (JSON map of string values, with
+``rule_to_invoke``), ``--output-dir``, ``--status-file``, ``[--stop-file]`` (accepted;
+profiler rules have no actions). Exit 0, or 1 on Error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from ..._exceptions import ProfilerError, RuleError
+from .._trial import ProfilerTrial
+from ._base import ProfilerRule
+from ._registry import ProfilerReport, get_profiler_rule_class
+from ._runner import StatusFile, follow_trial, write_rule_outputs
+
+__all__ = ["build_rule", "main", "run_rule"]
+
+
+def _read_parameters(path: str | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        msg = f"cannot read rule parameters file {path!r}: {exc}"
+        raise RuleError(msg) from exc
+    if not isinstance(data, dict):
+        msg = f"rule parameters file {path!r} must hold a JSON object (got {type(data).__name__})"
+        raise RuleError(msg)
+    return data
+
+
+def build_rule(rule_name: str, parameters: dict[str, Any]) -> ProfilerRule:
+    """Instantiate the rule ``rule_to_invoke`` (else ``rule_name``) with the other parameters.
+
+    Raises:
+        RuleNotFoundError: unknown rule.
+        RuleParameterError: unknown parameter or bad value.
+    """
+    params = dict(parameters)
+    to_invoke = params.pop("rule_to_invoke", None) or rule_name
+    cls = get_profiler_rule_class(str(to_invoke))
+    return cls(**params)
+
+
+def run_rule(
+    trial_path: str | Path,
+    rule_name: str,
+    parameters: dict[str, Any],
+    output_dir: str | Path,
+    status_file: str | Path | None,
+    *,
+    wait: bool = True,
+    stop: threading.Event | None = None,
+    poll_s: float = 0.5,
+) -> int:
+    """Run one profiler rule to completion; returns the exit code (1 on Error)."""
+    status = StatusFile(status_file)
+    try:
+        rule = build_rule(rule_name, parameters)
+        status.write("InProgress")
+        trial = ProfilerTrial(trial_path)
+
+        def _on_fire(msg: str) -> None:
+            status.write("IssuesFound", msg)
+
+        outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
+        write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
+        if isinstance(rule, ProfilerReport):
+            from .._report import render_profiler_report  # noqa: PLC0415 - matplotlib only here
+
+            render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
+    except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
+        status.write("Error", f"Exception during rule evaluation: {type(exc).__name__}: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if outcome.stopped:
+        return 0
+    if outcome.fired:
+        status.write("IssuesFound", "; ".join(outcome.messages))
+    else:
+        status.write("NoIssuesFound", rule.note)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: ``run`` subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m sagemaker_debugger_ext.profiler.rules")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="evaluate one profiler rule over a profiler folder")
+    run.add_argument("--trial-path", required=True)
+    run.add_argument("--rule-name", required=True)
+    run.add_argument("--rule-parameters-file", default=None)
+    run.add_argument("--output-dir", required=True)
+    run.add_argument("--status-file", default=None)
+    run.add_argument("--stop-file", default=None)
+    sub.add_parser("list", help="list the built-in profiler rules")
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        from ._registry import PROFILER_RULES  # noqa: PLC0415
+
+        for name, cls in [*PROFILER_RULES.items(), ("ProfilerReport", ProfilerReport)]:
+            print(f"{name}: {', '.join(cls.param_names()) or '<Rule>_<param>'}")
+        return 0
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    try:
+        params = _read_parameters(args.rule_parameters_file)
+    except RuleError as exc:
+        StatusFile(args.status_file).write("Error", str(exc))
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return run_rule(args.trial_path, args.rule_name, params, args.output_dir, args.status_file, stop=stop)

@@ -1,0 +1,320 @@
+"""Profiler rules over system metrics: bottlenecks, GPU use, overall usage."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from ._base import PATIENCE, Param, ProfilerRule, Window, group_snapshots, make_params, percentile
+from ._base import Percent as _pct
+from ._snapshot import Snapshot, to_snapshots
+
+__all__ = [
+    "BatchSize",
+    "CPUBottleneck",
+    "GPUMemoryIncrease",
+    "IOBottleneck",
+    "LoadBalancing",
+    "LowGPUUtilization",
+    "OverallSystemUsage",
+]
+
+
+def _snapshots(window: Window) -> list[Snapshot]:
+    return to_snapshots(group_snapshots(window.system))
+
+
+class _Bottleneck(ProfilerRule):
+    """Share of snapshots where some core is busy (> limit) while the GPUs idle."""
+
+    _LIMIT = "cpu_threshold"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.datapoints = 0
+        self.bottlenecks = 0
+        self.saw_gpu = False
+
+    def _busy(self, snap: Snapshot) -> bool:
+        raise NotImplementedError
+
+    def evaluate(self, window: Window) -> bool:
+        p = self.params
+        for snap in _snapshots(window):
+            if not snap.cpu and not snap.gpu:
+                continue
+            self.datapoints += 1
+            self.saw_gpu = self.saw_gpu or bool(snap.gpu)
+            # Without GPUs there is nothing to starve: a busy CPU alone counts (documented).
+            gpu_low = not snap.gpu or min(snap.gpu.values()) < p["gpu_threshold"]
+            if gpu_low and self._busy(snap):
+                self.bottlenecks += 1
+        self.report["Datapoints"] = self.datapoints
+        self.report["Violations"] = self.bottlenecks
+        self.report["Details"]["gpu_present"] = self.saw_gpu
+        if self.datapoints > p["patience"] and self.datapoints:
+            share = 100.0 * self.bottlenecks / self.datapoints
+            self.report["Details"]["bottleneck_percent"] = round(share, 2)
+            if share > p["threshold"]:
+                return self.fire(
+                    f"{self.NAME}: {self.bottlenecks} of {self.datapoints} samples ({share:.1f}% > "
+                    f"{p['threshold']:g}%) had {self._what()} while GPUs were under-used"
+                )
+        return False
+
+    def _what(self) -> str:
+        return ""
+
+
+class CPUBottleneck(_Bottleneck):
+    """Fires when CPU bottlenecks (a core above ``cpu_threshold`` while GPU below
+    ``gpu_threshold``) exceed ``threshold`` % of samples after ``patience`` samples."""
+
+    NAME = "CPUBottleneck"
+    PARAMS = make_params(
+        _pct("threshold", 50, "% of samples that must be bottlenecks"),
+        _pct("gpu_threshold", 10, "GPU utilisation below which the GPU is under-used"),
+        _pct("cpu_threshold", 90, "core utilisation above which the CPU is busy"),
+        PATIENCE,
+    )
+    DESCRIPTION = "Checks if CPU utilization is high while GPU utilization is low: a CPU bottleneck."
+    RECOMMENDATION = ("Consider increasing the number of data loader processes, or moving data "
+                      "pre-processing offline or onto the GPU.")
+
+    def _busy(self, snap: Snapshot) -> bool:
+        return bool(snap.cpu) and max(snap.cpu.values()) > self.params["cpu_threshold"]
+
+    def _what(self) -> str:
+        return f"a core above {self.params['cpu_threshold']:g}%"
+
+
+class IOBottleneck(_Bottleneck):
+    """Fires when I/O wait above ``io_threshold`` while GPU is under-used exceeds ``threshold`` %."""
+
+    NAME = "IOBottleneck"
+    PARAMS = make_params(
+        _pct("threshold", 50, "% of samples that must be bottlenecks"),
+        _pct("gpu_threshold", 10, "GPU utilisation below which the GPU is under-used"),
+        _pct("io_threshold", 50, "I/O wait % above which I/O is the bottleneck"),
+        PATIENCE,
+    )
+    DESCRIPTION = "Checks if I/O wait time is high while GPU utilization is low: an I/O bottleneck."
+    RECOMMENDATION = ("Pre-fetch data, use faster storage or a streaming input mode, or choose "
+                      "a different file format.")
+
+    def _busy(self, snap: Snapshot) -> bool:
+        return bool(snap.iowait) and max(snap.iowait.values()) > self.params["io_threshold"]
+
+    def _what(self) -> str:
+        return f"I/O wait above {self.params['io_threshold']:g}%"
+
+
+class _GpuRule(ProfilerRule):
+    NEEDS_GPU = True
+    NO_GPU_NOTE = "no GPU metrics in the profiler data (no GPU on the training machine): nothing to evaluate"
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.datapoints = 0
+        self.saw_gpu = False
+
+    def gpu_snapshots(self, window: Window) -> list[Snapshot]:
+        snaps = [s for s in _snapshots(window) if s.gpu]
+        self.saw_gpu = self.saw_gpu or bool(snaps)
+        self.datapoints += len(snaps)
+        self.report["Datapoints"] = self.datapoints
+        return snaps
+
+    def finish(self, window: Window) -> bool:
+        if not self.saw_gpu:
+            self.note = f"{self.NAME}: {self.NO_GPU_NOTE}"
+        return False
+
+
+class BatchSize(_GpuRule):
+    """Fires when CPU, GPU and GPU memory p95 are all below their thresholds (batch too small)."""
+
+    NAME = "BatchSize"
+    PARAMS = make_params(
+        _pct("cpu_threshold_p95", 70, "p95 CPU utilisation below which the CPU is under-used"),
+        _pct("gpu_threshold_p95", 70, "p95 GPU utilisation below which the GPU is under-used"),
+        _pct("gpu_memory_threshold_p95", 70, "p95 GPU memory below which memory is under-used"),
+        PATIENCE,
+        Param("window", int, 500, 1, doc="samples in the moving window"),
+    )
+    DESCRIPTION = "Checks if the GPU is under-utilized because the batch size is too small."
+    RECOMMENDATION = "Run on a smaller instance type or increase the batch size."
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.buf: deque[Snapshot] = deque(maxlen=self.params["window"])
+
+    def evaluate(self, window: Window) -> bool:
+        p = self.params
+        fired = False
+        for snap in self.gpu_snapshots(window):
+            self.buf.append(snap)
+            if self.datapoints <= p["patience"] or len(self.buf) < self.buf.maxlen:  # type: ignore[operator]
+                continue
+            cpu = percentile([s.cpu_total or 0.0 for s in self.buf], 95)
+            for gpu in snap.gpu:
+                util = percentile([s.gpu.get(gpu, 0.0) for s in self.buf], 95)
+                mem = percentile([s.gpu_memory.get(gpu, 0.0) for s in self.buf], 95)
+                if cpu < p["cpu_threshold_p95"] and util < p["gpu_threshold_p95"] and mem < p["gpu_memory_threshold_p95"]:
+                    self.report["Violations"] += 1
+                    fired = self.fire(f"BatchSize: {gpu} p95 utilisation {util:.0f}% and memory {mem:.0f}% "
+                                      f"with CPU p95 {cpu:.0f}%: the batch size is likely too small")
+            self.buf.clear()
+        return fired
+
+
+class LowGPUUtilization(_GpuRule):
+    """Fires when a GPU's p95 utilisation is below ``threshold_p95`` (idle) or its p5 is below
+    ``threshold_p5`` while p95 is high (fluctuating)."""
+
+    NAME = "LowGPUUtilization"
+    PARAMS = make_params(
+        _pct("threshold_p95", 70, "p95 utilisation below which the GPU is under-used"),
+        _pct("threshold_p5", 10, "p5 utilisation below which utilisation fluctuates"),
+        Param("window", int, 500, 1, doc="samples in the moving window"),
+        PATIENCE,
+    )
+    DESCRIPTION = "Checks if GPU utilization is low or fluctuating."
+    RECOMMENDATION = ("Check for bottlenecks, minimize blocking calls, change the distributed "
+                      "training strategy, or increase the batch size.")
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.buf: deque[Snapshot] = deque(maxlen=self.params["window"])
+
+    def evaluate(self, window: Window) -> bool:
+        p = self.params
+        fired = False
+        for snap in self.gpu_snapshots(window):
+            self.buf.append(snap)
+            if self.datapoints <= p["patience"] or len(self.buf) < self.buf.maxlen:  # type: ignore[operator]
+                continue
+            for gpu in snap.gpu:
+                vals = [s.gpu.get(gpu, 0.0) for s in self.buf]
+                p95, p5 = percentile(vals, 95), percentile(vals, 5)
+                if p95 < p["threshold_p95"] and p5 < p["threshold_p5"]:
+                    self.report["Violations"] += 1
+                    fired = self.fire(f"LowGPUUtilization: {gpu} p95 {p95:.0f}% < {p['threshold_p95']:g}%")
+                elif p95 > p["threshold_p95"] and p5 < p["threshold_p5"]:
+                    self.report["Violations"] += 1
+                    fired = self.fire(f"LowGPUUtilization: {gpu} fluctuates (p5 {p5:.0f}%, p95 {p95:.0f}%)")
+            self.buf.clear()
+        return fired
+
+
+class GPUMemoryIncrease(_GpuRule):
+    """Fires when a GPU's memory moving average grows by more than ``increase`` percentage points."""
+
+    NAME = "GPUMemoryIncrease"
+    PARAMS = make_params(
+        Param("increase", float, 5, 0, doc="absolute increase of memory use (percentage points)"),
+        PATIENCE,
+        Param("window", int, 10, 1, doc="samples in the moving average"),
+    )
+    DESCRIPTION = "Checks for a large increase in GPU memory usage."
+    RECOMMENDATION = "Check for memory leaks and tensors kept across steps; choose a larger instance if needed."
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.history: dict[str, list[float]] = {}
+
+    def evaluate(self, window: Window) -> bool:
+        p = self.params
+        w = p["window"]
+        fired = False
+        for snap in self.gpu_snapshots(window):
+            for gpu, value in snap.gpu_memory.items():
+                hist = self.history.setdefault(gpu, [])
+                hist.append(value)
+                if self.datapoints <= p["patience"] or len(hist) < 2 * w:
+                    continue
+                before = sum(hist[-2 * w:-w]) / w
+                now = sum(hist[-w:]) / w
+                if now - before > p["increase"]:
+                    self.report["Violations"] += 1
+                    fired = self.fire(f"GPUMemoryIncrease: {gpu} memory moving average rose from "
+                                      f"{before:.1f}% to {now:.1f}% (> {p['increase']:g} points)")
+                del hist[: -2 * w]
+        return fired
+
+
+class LoadBalancing(_GpuRule):
+    """Fires when the utilisation histograms of two GPUs differ by more than ``threshold``
+    (total-variation distance, 0..1)."""
+
+    NAME = "LoadBalancing"
+    PARAMS = make_params(
+        Param("threshold", float, 0.5, 0, 1, doc="maximum histogram distance between GPUs"),
+        PATIENCE,
+    )
+    DESCRIPTION = "Detects workload balancing issues across GPUs."
+    RECOMMENDATION = "Choose a different distributed training strategy or data sharding."
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.hist: dict[str, list[int]] = {}
+
+    def evaluate(self, window: Window) -> bool:
+        p = self.params
+        for snap in self.gpu_snapshots(window):
+            for gpu, value in snap.gpu.items():
+                bins = self.hist.setdefault(gpu, [0] * 10)
+                bins[min(int(value // 10), 9)] += 1
+        if self.datapoints <= p["patience"] or len(self.hist) < 2:
+            return False
+        names = sorted(self.hist)
+        fired = False
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                ha, hb = self.hist[a], self.hist[b]
+                na, nb = sum(ha) or 1, sum(hb) or 1
+                dist = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ha, hb))
+                if dist > p["threshold"]:
+                    self.report["Violations"] += 1
+                    fired = self.fire(f"LoadBalancing: {a} and {b} workloads differ (distance {dist:.2f})")
+        return fired
+
+
+class OverallSystemUsage(ProfilerRule):
+    """Never fires: records max/p99/p95/p50/min of CPU, GPU, memory, I/O wait, network per node."""
+
+    NAME = "OverallSystemUsage"
+    PARAMS = make_params()
+    DESCRIPTION = "Measures overall system usage per node (statistics only; never triggers)."
+    RECOMMENDATION = "Use the statistics to size the instance: low usage suggests a smaller instance type."
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.series: dict[str, list[float]] = {k: [] for k in ("CPU", "GPU", "CPU memory", "GPU memory", "I/O", "Network")}
+
+    def evaluate(self, window: Window) -> bool:
+        for snap in _snapshots(window):
+            self.report["Datapoints"] += 1
+            s = self.series
+            if snap.cpu:
+                s["CPU"].append(snap.cpu_total or 0.0)
+            if snap.gpu:
+                s["GPU"].append(sum(snap.gpu.values()) / len(snap.gpu))
+            if snap.gpu_memory:
+                s["GPU memory"].append(sum(snap.gpu_memory.values()) / len(snap.gpu_memory))
+            if snap.memory is not None:
+                s["CPU memory"].append(snap.memory)
+            if snap.iowait:
+                s["I/O"].append(sum(snap.iowait.values()) / len(snap.iowait))
+            if snap.network is not None:
+                s["Network"].append(snap.network)
+        return False
+
+    def finish(self, window: Window) -> bool:
+        details = {}
+        for name, vals in self.series.items():
+            if vals:
+                details[name] = {"max": max(vals), "p99": percentile(vals, 99), "p95": percentile(vals, 95),
+                                 "p50": percentile(vals, 50), "min": min(vals)}
+        self.report["Details"] = details
+        return False

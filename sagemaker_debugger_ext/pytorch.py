@@ -1,0 +1,61 @@
+"""PyTorch hook with the names of ``smdebug.pytorch``: change only the import.
+
+``import smdebug.pytorch as smd`` -> ``import sagemaker_debugger_ext.pytorch as smd``.
+Tensor names follow smdebug except for activation modules (see ``docs/hook.md``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ._container_env import USE_SMDEBUG_ENV
+from ._modes import ModeKeys
+from ._pytorch._hook import Hook, current_hook
+from .hooks._collections import Collection, CollectionKeys
+from .hooks._reduction_config import ReductionConfig, parse_bool
+from .hooks._save_config import SaveConfig, SaveConfigMode
+
+modes = ModeKeys
+
+__all__ = [
+    "Collection",
+    "CollectionKeys",
+    "Hook",
+    "ReductionConfig",
+    "SaveConfig",
+    "SaveConfigMode",
+    "create_from_json_file",
+    "get_hook",
+    "modes",
+]
+
+
+def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) -> Hook:
+    """Same as :meth:`Hook.create_from_json_file`."""
+    return Hook.create_from_json_file(json_file_path)
+
+
+def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = False) -> Hook | None:
+    """The hook created last in this process (smdebug's ``get_hook``).
+
+    With ``create_if_not_exists`` and no hook yet, one is created from the JSON config; a
+    missing config file or ``USE_SMDEBUG=false`` gives None, as in smdebug.
+    """
+    hook = current_hook()
+    if hook is not None or not create_if_not_exists:
+        return hook
+    if not parse_bool(USE_SMDEBUG_ENV, os.environ.get(USE_SMDEBUG_ENV, "true")):
+        return None
+    try:
+        return Hook.create_from_json_file(json_config_path)
+    except FileNotFoundError:
+        return None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "create_trial":
+        from .trials import create_trial  # noqa: PLC0415 - smdebug.pytorch re-exported it
+
+        return create_trial
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

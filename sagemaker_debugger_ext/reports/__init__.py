@@ -1,0 +1,44 @@
+"""Summaries, plots and HTML reports built from trials and finished jobs.
+
+.. versionadded:: 0.1
+"""
+
+from __future__ import annotations
+
+from ._job_report import (
+    debug_output_uri,
+    flagged_tensors,
+    job_report_html,
+    load_rule_reports,
+    loss_tensors,
+    rule_output_uri,
+    write_job_report,
+)
+from ._plots import REDUCTIONS, figure_png, plot_series, plot_tensor, reduce_value, save_tensor_plot, tensor_series
+from ._rule_summary import RuleRow, RuleSummary, rule_summary
+from ._summary import ModeSteps, TensorRow, TrialSummary, open_trial, summarize_trial
+
+__all__ = [
+    "ModeSteps",
+    "REDUCTIONS",
+    "RuleRow",
+    "RuleSummary",
+    "TensorRow",
+    "TrialSummary",
+    "debug_output_uri",
+    "figure_png",
+    "flagged_tensors",
+    "job_report_html",
+    "load_rule_reports",
+    "loss_tensors",
+    "open_trial",
+    "plot_series",
+    "plot_tensor",
+    "reduce_value",
+    "rule_output_uri",
+    "rule_summary",
+    "save_tensor_plot",
+    "summarize_trial",
+    "tensor_series",
+    "write_job_report",
+]

@@ -1,0 +1,292 @@
+"""The debugger HTML report of a training job: rule summary, loss curves, flagged tensors.
+
+The report is one self-contained HTML file (plots are inline PNGs). It is built from a
+``describe_training_job`` response and the job's debug output (a trial), so it works for
+local jobs and for real SageMaker jobs whose debug output is in S3.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import DebuggerExtError
+from ._plots import figure_png, plot_series, tensor_series
+from ._rule_summary import rule_summary
+from ._summary import open_trial, summarize_trial
+
+__all__ = [
+    "debug_output_uri",
+    "flagged_tensors",
+    "job_report_html",
+    "load_rule_reports",
+    "loss_tensors",
+    "rule_output_uri",
+    "write_job_report",
+]
+
+# Built-in rule -> the collection it reads when its parameters name none (AWS developer guide).
+_RULE_COLLECTIONS = {
+    "VanishingGradient": "gradients",
+    "ExplodingTensor": "all",
+    "WeightUpdateRatio": "weights",
+    "LossNotDecreasing": "losses",
+    "Overfit": "losses",
+    "Overtraining": "losses",
+    "DeadRelu": "relu_output",
+    "PoorWeightInitialization": "relu_input",
+    "SaturatedActivation": "all",
+    "FeatureImportanceOverweight": "feature_importance",
+    "TreeDepth": "trees",
+    "ClassImbalance": "labels",
+    "Confusion": "predictions",
+}
+_MAX_FLAGGED = 4
+_RULE_REPORT = "rule-report.json"
+_MAX_FINDINGS = 10
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left}
+caption{text-align:left;font-weight:bold;padding:.3em 0}
+tr.status-IssuesFound td{background:#fde2e1}tr.status-NoIssuesFound td{background:#e3f6e3}
+tr.status-Error td{background:#fff0c2}img{max-width:100%}
+"""
+
+
+def debug_output_uri(description: Mapping[str, Any]) -> str | None:
+    """Where the job's tensors are: ``<DebugHookConfig.S3OutputPath>/<job>/debug-output``.
+
+    Returns None when the job has no debugger hook configuration.
+    """
+    base = (description.get("DebugHookConfig") or {}).get("S3OutputPath")
+    job = description.get("TrainingJobName")
+    if not base or not job:
+        return None
+    return f"{str(base).rstrip('/')}/{job}/debug-output"
+
+
+def rule_output_uri(description: Mapping[str, Any], rule: str) -> str | None:
+    """``<rule S3OutputPath or OutputDataConfig.S3OutputPath>/<job>/rule-output/<rule>``."""
+    job = description.get("TrainingJobName")
+    base = None
+    for cfg in description.get("DebugRuleConfigurations") or []:
+        if cfg.get("RuleConfigurationName") == rule:
+            base = cfg.get("S3OutputPath")
+    base = base or (description.get("OutputDataConfig") or {}).get("S3OutputPath")
+    if not base or not job:
+        return None
+    return f"{str(base).rstrip('/')}/{job}/rule-output/{rule}"
+
+
+def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``rule-report.json`` each debugger rule wrote into its rule output, by rule name.
+
+    Rules whose report cannot be read (not written, not synced, unreachable) are left out.
+    """
+    from ..storage import open_storage
+
+    reports: dict[str, dict[str, Any]] = {}
+    for status in description.get("DebugRuleEvaluationStatuses") or []:
+        rule = str(status.get("RuleConfigurationName", ""))
+        uri = rule_output_uri(description, rule)
+        if uri is None:
+            continue
+        try:
+            doc = json.loads(open_storage(uri).read(_RULE_REPORT))
+        except (DebuggerExtError, OSError, ValueError):
+            continue
+        if isinstance(doc, dict):
+            reports[rule] = doc
+    return reports
+
+
+def loss_tensors(trial: Any) -> list[str]:
+    """Names of the loss-like scalars: the ``losses`` collection, else names containing "loss"."""
+    names: list[str] = []
+    if "losses" in trial.collections():
+        names = list(trial.tensor_names(collection="losses"))
+    if not names:
+        names = [n for n in trial.tensor_names() if "loss" in n.lower()]
+    return sorted(names)
+
+
+def _rule_parameters(description: Mapping[str, Any], rule: str) -> dict[str, str]:
+    for cfg in description.get("DebugRuleConfigurations") or []:
+        if cfg.get("RuleConfigurationName") == rule:
+            return dict(cfg.get("RuleParameters") or {})
+    return {}
+
+
+def flagged_tensors(
+    description: Mapping[str, Any], trial: Any, *, rule_reports: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, list[str]]:
+    """For each rule with ``IssuesFound``, the tensors it flagged.
+
+    The tensors of the findings in the rule's ``rule-report.json`` come first (see
+    :func:`load_rule_reports`, read when ``rule_reports`` is None); then the tensors named
+    in its ``StatusDetails``; otherwise the ones its ``tensor_regex`` / ``collection_names``
+    parameters select, else the collection the built-in rule reads by default. At most
+    four tensors per rule.
+    """
+    if rule_reports is None:
+        rule_reports = load_rule_reports(description)
+    all_names = sorted(trial.tensor_names())
+    collections = set(trial.collections())
+    found: dict[str, list[str]] = {}
+    for status in description.get("DebugRuleEvaluationStatuses") or []:
+        if status.get("RuleEvaluationStatus") != "IssuesFound":
+            continue
+        rule = str(status.get("RuleConfigurationName", ""))
+        details = str(status.get("StatusDetails") or "")
+        findings = (rule_reports.get(rule) or {}).get("Findings") or []
+        names = list(dict.fromkeys(f["tensor"] for f in findings if isinstance(f, dict) and f.get("tensor") in all_names))
+        names = names or [n for n in all_names if _mentions(details, n)]
+        params = _rule_parameters(description, rule)
+        if not names and params.get("tensor_regex"):
+            try:
+                pattern = re.compile(params["tensor_regex"])
+            except re.error:
+                pattern = None
+            if pattern is not None:
+                names = [n for n in all_names if pattern.fullmatch(n) or pattern.match(n)]
+        if not names:
+            wanted = [c.strip() for c in params.get("collection_names", "").split(",") if c.strip()]
+            base = params.get("rule_to_invoke", rule)
+            wanted = wanted or [_RULE_COLLECTIONS.get(base, "")]
+            for coll in wanted:
+                if coll in collections:
+                    names += [n for n in trial.tensor_names(collection=coll) if n not in names]
+        found[rule] = names[:_MAX_FLAGGED]
+    return found
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``text`` as a whole tensor name (not inside a longer one)."""
+    return re.search(rf"(?<![\w/.:-]){re.escape(name)}(?![\w/:-]|\.\w)", text) is not None
+
+
+def _img(fig: Any) -> str:
+    data = base64.b64encode(figure_png(fig)).decode("ascii")
+    return f'<img alt="plot" src="data:image/png;base64,{data}">'
+
+
+def _section_losses(trial: Any) -> str:
+    names = loss_tensors(trial)
+    if not names:
+        return "<h2>Loss curves</h2><p>No loss tensors were saved (add the <code>losses</code> collection).</p>"
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    for name in names:
+        for mode, xy in tensor_series(trial, name).items():
+            series[f"{name} ({mode})"] = xy
+    fig = plot_series(series, title="Loss", ylabel="loss")
+    return f"<h2>Loss curves</h2>{_img(fig)}"
+
+
+def _findings_table(report: Mapping[str, Any]) -> str:
+    findings = [f for f in report.get("Findings") or [] if isinstance(f, dict)][:_MAX_FINDINGS]
+    if not findings:
+        return ""
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(f.get(k, '')))}</td>" for k in ("step", "mode", "tensor", "value", "message")) + "</tr>"
+        for f in findings
+    )
+    return f"<table><tr><th>step</th><th>mode</th><th>tensor</th><th>value</th><th>what</th></tr>{rows}</table>"
+
+
+def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mapping[str, Mapping[str, Any]]) -> str:
+    flagged = flagged_tensors(description, trial, rule_reports=reports)
+    if not flagged:
+        return "<h2>Flagged tensors</h2><p>No rule found issues.</p>"
+    parts = ["<h2>Flagged tensors</h2>"]
+    for rule, names in flagged.items():
+        report = reports.get(rule) or {}
+        fired = [int(s) for s in report.get("FiredSteps") or [] if isinstance(s, int)]
+        parts.append(f"<h3>{html.escape(rule)}</h3>")
+        if report.get("StatusDetails"):
+            parts.append(f"<p>{html.escape(str(report['StatusDetails']))}</p>")
+        parts.append(_findings_table(report))
+        if not names:
+            parts.append("<p>The rule names no tensor of this trial.</p>")
+        for name in names:
+            series = tensor_series(trial, name)
+            fig = plot_series(series, title=name, ylabel="value (l2 norm if not scalar)")
+            if fired:
+                ax = fig.axes[0]
+                for step in fired[:50]:
+                    ax.axvline(step, color="red", alpha=0.25, linewidth=1)
+            parts.append(_img(fig))
+    return "".join(parts)
+
+
+def _section_trial(trial: Any) -> str:
+    summary = summarize_trial(trial)
+    rows = "".join(
+        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td>"
+        f"<td>{m.global_steps[0] if m.global_steps else '-'}..{m.global_steps[-1] if m.global_steps else '-'}</td></tr>"
+        for m in summary.modes
+    )
+    colls = ", ".join(f"{html.escape(k)} ({v})" for k, v in summary.collections.items())
+    return (
+        "<h2>Saved tensors</h2>"
+        f"<p>Workers: {html.escape(', '.join(summary.workers))}. "
+        f"{len(summary.tensors)} tensors. Collections: {colls}.</p>"
+        f"<table><tr><th>mode</th><th>steps</th><th>global steps</th></tr>{rows}</table>"
+    )
+
+
+def job_report_html(description: Mapping[str, Any], *, trial: Any = None) -> str:
+    """Render the report of a job as one HTML document.
+
+    Args:
+        description: the job's ``describe_training_job`` response.
+        trial: the job's trial; opened from :func:`debug_output_uri` when None.
+
+    Returns:
+        The HTML text.
+
+    .. versionadded:: 0.1
+    """
+    job = str(description.get("TrainingJobName", "?"))
+    summary = rule_summary(description)
+    if trial is None:
+        uri = debug_output_uri(description)
+        if uri is not None:
+            try:
+                trial = open_trial(uri)
+            except DebuggerExtError:
+                trial = None
+    head = (
+        f"<h1>Debugger report: {html.escape(job)}</h1>"
+        f"<p>Status: <b>{html.escape(str(description.get('TrainingJobStatus', '?')))}</b>"
+        f" ({html.escape(str(description.get('SecondaryStatus', '')))})</p>"
+    )
+    reason = description.get("FailureReason")
+    if reason:
+        head += f"<p>Failure reason: {html.escape(str(reason))}</p>"
+    body = [head, "<h2>Rule summary</h2>", summary.to_html()]
+    if trial is None:
+        body.append("<p>No debug output was found for this job, so there are no tensor plots.</p>")
+    else:
+        reports = load_rule_reports(description)
+        body += [_section_trial(trial), _section_losses(trial), _section_flagged(description, trial, reports)]
+    return (
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+        f"<title>Debugger report: {html.escape(job)}</title><style>{_STYLE}</style></head>"
+        f"<body>{''.join(body)}</body></html>"
+    )
+
+
+def write_job_report(description: Mapping[str, Any], out: str | Path, *, trial: Any = None) -> Path:
+    """Write :func:`job_report_html` to ``out`` and return the path.
+
+    .. versionadded:: 0.1
+    """
+    path = Path(out)
+    path.write_text(job_report_html(description, trial=trial), encoding="utf-8")
+    return path

@@ -1,0 +1,186 @@
+"""Series of a tensor over steps (its values, or one reduction per step) and their plots.
+
+Plots use matplotlib's object API with the Agg canvas (no pyplot, no display needed).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._exceptions import ConfigValueError, DebuggerExtError, field_error_message
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "REDUCTIONS",
+    "figure_png",
+    "plot_series",
+    "plot_tensor",
+    "reduce_value",
+    "save_tensor_plot",
+    "tensor_series",
+]
+
+# name -> (function of the flattened float64 array, smdebug reduction name, abs flag)
+_REDUCERS: dict[str, tuple[Callable[[np.ndarray], float], str, bool]] = {
+    "l2": (lambda a: float(np.sqrt(np.sum(a * a))), "l2", False),
+    "l1": (lambda a: float(np.sum(np.abs(a))), "l1", False),
+    "mean": (lambda a: float(np.mean(a)), "mean", False),
+    "abs_mean": (lambda a: float(np.mean(np.abs(a))), "mean", True),
+    "min": (lambda a: float(np.min(a)), "min", False),
+    "max": (lambda a: float(np.max(a)), "max", False),
+    "std": (lambda a: float(np.std(a)), "std", False),
+    "variance": (lambda a: float(np.var(a)), "variance", False),
+    "sum": (lambda a: float(np.sum(a)), "sum", False),
+}
+REDUCTIONS: tuple[str, ...] = tuple(_REDUCERS)
+"""Reduction names accepted by :func:`tensor_series`; ``l1``/``l2`` are norms of the flattened tensor."""
+
+
+def _check_reduction(reduction: str | None) -> None:
+    if reduction is not None and reduction not in _REDUCERS:
+        msg = field_error_message("reduction", f"one of {list(REDUCTIONS)}", reduction)
+        raise ConfigValueError(msg, field="reduction", value=reduction)
+
+
+def reduce_value(value: Any, reduction: str | None) -> float:
+    """Reduce a tensor value to one float.
+
+    Args:
+        value: an array or scalar.
+        reduction: a name from :data:`REDUCTIONS`; None keeps a one-element value as it
+            is and takes the ``l2`` norm of a larger one.
+
+    Returns:
+        The reduced value.
+    """
+    _check_reduction(reduction)
+    arr = np.asarray(value, dtype=np.float64).ravel()
+    if reduction is None:
+        if arr.size == 1:
+            return float(arr[0])
+        reduction = "l2"
+    if arr.size == 0:
+        return float("nan")
+    return _REDUCERS[reduction][0](arr)
+
+
+def _mode_name(trial: Any, step: int) -> str:
+    try:
+        return str(getattr(trial.mode(step), "name", trial.mode(step)))
+    except (DebuggerExtError, KeyError, ValueError):
+        return "GLOBAL"
+
+
+def tensor_series(
+    trial: Any, name: str, *, reduction: str | None = None
+) -> dict[str, tuple[list[int], list[float]]]:
+    """Return a tensor's values (scalars) or reductions over global steps, per mode.
+
+    A step where only reductions were saved uses the saved reduction of the same name.
+
+    Args:
+        trial: a trial from ``create_trial``.
+        name: a tensor name of the trial.
+        reduction: see :func:`reduce_value`.
+
+    Returns:
+        ``{mode_name: (global_steps, values)}``, modes in the order they first appear.
+
+    Raises:
+        ConfigValueError: unknown tensor name or reduction.
+    """
+    _check_reduction(reduction)
+    names = trial.tensor_names()
+    if name not in names:
+        shown = sorted(names)[:10]
+        more = ", ..." if len(names) > 10 else ""
+        msg = field_error_message("tensor", f"a tensor of the trial ({', '.join(shown)}{more})", name)
+        raise ConfigValueError(msg, field="tensor", value=name)
+    tensor = trial.tensor(name)
+    series: dict[str, tuple[list[int], list[float]]] = {}
+    for step in tensor.steps():
+        try:
+            y = reduce_value(tensor.value(step), reduction)
+        except DebuggerExtError:
+            _fn, op, absolute = _REDUCERS[reduction or "l2"]
+            try:
+                y = float(np.asarray(tensor.reduction_value(step, op, abs=absolute)))
+            except DebuggerExtError:
+                continue
+        xs, ys = series.setdefault(_mode_name(trial, step), ([], []))
+        xs.append(int(step))
+        ys.append(y)
+    return series
+
+
+def plot_series(
+    series: dict[str, tuple[list[int], list[float]]], *, title: str, ylabel: str, ax: Any = None
+) -> Figure:
+    """Plot ``{label: (steps, values)}`` as one line per label; returns the figure."""
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        fig = Figure(figsize=(6.4, 3.6), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    for label, (xs, ys) in series.items():
+        ax.plot(xs, ys, marker="o", markersize=3, label=label)
+    ax.set_title(title)
+    ax.set_xlabel("global step")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if series:
+        ax.legend(title="mode")
+    return fig
+
+
+def plot_tensor(trial: Any, name: str, *, reduction: str | None = None, ax: Any = None) -> Figure:
+    """Plot a tensor over steps (see :func:`tensor_series`); returns the matplotlib figure.
+
+    .. versionadded:: 0.1
+    """
+    series = tensor_series(trial, name, reduction=reduction)
+    ylabel = reduction or ("value" if _all_scalar(trial, name) else "l2")
+    return plot_series(series, title=name, ylabel=ylabel, ax=ax)
+
+
+def _all_scalar(trial: Any, name: str) -> bool:
+    tensor = trial.tensor(name)
+    steps = tensor.steps()
+    if not steps:
+        return True
+    try:
+        return bool(np.asarray(tensor.value(steps[-1])).size == 1)
+    except DebuggerExtError:
+        return False
+
+
+def figure_png(fig: Figure) -> bytes:
+    """Render a figure to PNG bytes with the Agg canvas."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return buf.getvalue()
+
+
+def save_tensor_plot(
+    trial: Any, name: str, out: str | Path, *, reduction: str | None = None
+) -> Path:
+    """Write the plot of :func:`plot_tensor` to a PNG file and return its path.
+
+    .. versionadded:: 0.1
+    """
+    path = Path(out)
+    if path.suffix.lower() != ".png":
+        msg = field_error_message("out", "a path ending in .png", str(out))
+        raise ConfigValueError(msg, field="out", value=str(out))
+    fig = plot_tensor(trial, name, reduction=reduction)
+    path.write_bytes(figure_png(fig))
+    return path

@@ -1,0 +1,123 @@
+"""The rule summary of a training job: one row per rule with its evaluation status."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+
+__all__ = ["RuleRow", "RuleSummary", "rule_summary"]
+
+
+@attrs.frozen(kw_only=True)
+class RuleRow:
+    """One rule's evaluation status, as in ``DebugRuleEvaluationStatuses``."""
+
+    name: str
+    status: str
+    details: str
+    kind: str  # "debugger" or "profiler"
+    last_modified: str
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "" if value is None else str(value)
+
+
+@attrs.frozen(kw_only=True)
+class RuleSummary:
+    """The rule summary of a job; renders as text (``str``) and as HTML in notebooks.
+
+    .. versionadded:: 0.1
+    """
+
+    job_name: str
+    rows: tuple[RuleRow, ...]
+
+    def statuses(self) -> dict[str, str]:
+        """``{rule name: RuleEvaluationStatus}``."""
+        return {r.name: r.status for r in self.rows}
+
+    def issues_found(self) -> list[str]:
+        """Names of the rules whose status is ``IssuesFound``."""
+        return [r.name for r in self.rows if r.status == "IssuesFound"]
+
+    def __str__(self) -> str:
+        if not self.rows:
+            return f"Rule summary of {self.job_name}: no rules"
+        width = max(len(r.name) for r in self.rows)
+        lines = [f"Rule summary of {self.job_name}:"]
+        for r in self.rows:
+            detail = f"  {r.details}" if r.details else ""
+            lines.append(f"  {r.name:<{width}}  {r.status:<13}{detail}")
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """An HTML table of the rows."""
+        head = "<tr><th>rule</th><th>kind</th><th>status</th><th>details</th><th>last modified</th></tr>"
+        body = "".join(
+            f'<tr class="status-{html.escape(r.status)}"><td>{html.escape(r.name)}</td>'
+            f"<td>{html.escape(r.kind)}</td><td><b>{html.escape(r.status)}</b></td>"
+            f"<td>{html.escape(r.details)}</td><td>{html.escape(r.last_modified)}</td></tr>"
+            for r in self.rows
+        )
+        caption = f"<caption>Rule summary of {html.escape(self.job_name)}</caption>"
+        return f'<table class="rule-summary">{caption}{head}{body}</table>'
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def _rows(statuses: Iterable[Mapping[str, Any]], kind: str) -> list[RuleRow]:
+    return [
+        RuleRow(
+            name=str(s.get("RuleConfigurationName", "")),
+            status=str(s.get("RuleEvaluationStatus", "")),
+            details=str(s.get("StatusDetails", "") or ""),
+            kind=kind,
+            last_modified=_when(s.get("LastModifiedTime")),
+        )
+        for s in statuses
+    ]
+
+
+def rule_summary(description: Mapping[str, Any] | Iterable[Mapping[str, Any]], job_name: str = "") -> RuleSummary:
+    """Build a :class:`RuleSummary`.
+
+    Args:
+        description: a ``describe_training_job`` response, or the list that
+            ``estimator.latest_training_job.rule_job_summary()`` returns.
+        job_name: the job's name (taken from the description when it has one).
+
+    Returns:
+        The summary, debugger rules first, then profiler rules.
+    """
+    if isinstance(description, Mapping):
+        name = job_name or str(description.get("TrainingJobName", ""))
+        rows = _rows(description.get("DebugRuleEvaluationStatuses") or [], "debugger")
+        rows += _rows(description.get("ProfilerRuleEvaluationStatuses") or [], "profiler")
+        return RuleSummary(job_name=name, rows=tuple(rows))
+    rows = [
+        row
+        for s in description
+        for row in _rows([s], "profiler" if _looks_like_profiler_rule(s) else "debugger")
+    ]
+    return RuleSummary(job_name=job_name, rows=tuple(rows))
+
+
+_PROFILER_RULES = (
+    "ProfilerReport", "BatchSize", "CPUBottleneck", "Dataloader", "GPUMemoryIncrease", "IOBottleneck",
+    "LoadBalancing", "LowGPUUtilization", "MaxInitializationTime", "OverallSystemUsage", "StepOutlier",
+)
+
+
+def _looks_like_profiler_rule(status: Mapping[str, Any]) -> bool:
+    """``rule_job_summary()`` merges both lists; tell them apart by the built-in name prefix."""
+    return str(status.get("RuleConfigurationName", "")).startswith(_PROFILER_RULES)

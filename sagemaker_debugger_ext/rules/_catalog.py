@@ -1,0 +1,40 @@
+"""Descriptions of the built-in rules for ``rules list`` and the docs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .builtin import BUILTIN_RULES
+
+__all__ = ["catalog", "format_default"]
+
+
+def format_default(value: Any) -> str:
+    """Render a default the way a user would type it as a RuleParameters string."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(format_default(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def catalog() -> list[dict[str, Any]]:
+    """One dict per built-in rule: name, description, parameters (name, type, default, doc)."""
+    out = []
+    for name, cls in BUILTIN_RULES.items():
+        out.append(
+            {
+                "name": name,
+                "description": cls.DESCRIPTION,
+                "parameters": [
+                    {"name": p.name, "type": p.kind.name.lower(), "default": format_default(p.default), "doc": p.doc}
+                    for p in cls.PARAMETERS
+                ],
+                "needs_other_trials": cls.NEEDS_OTHER_TRIALS,
+            }
+        )
+    return out

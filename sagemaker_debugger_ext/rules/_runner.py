@@ -1,0 +1,214 @@
+"""Run one rule against a trial, as a rule container does: status file, report, actions.
+
+This is one of the package's process boundaries: any exception of the rule (built-in or
+custom) becomes the ``Error`` status with the last line of its traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._exceptions import RuleNotFoundError
+from ..exceptions import (
+    NoMoreData,
+    NoMoreProfilerData,
+    RuleEvaluationConditionMet,
+    StepUnavailable,
+    TensorUnavailable,
+    TensorUnavailableForStep,
+)
+from ._actions import Actions, parse_action_json
+from ._report import write_report
+from ._result import EvaluationStatus
+from ._status import write_status
+from .builtin import BUILTIN_RULES, BuiltinRule
+
+__all__ = ["PROFILER_RULE_NAMES", "RunOutcome", "RunRequest", "run_rule", "split_parameters"]
+
+_log = logging.getLogger(__name__)
+
+PROFILER_RULE_NAMES = frozenset(
+    {
+        "ProfilerReport",
+        "BatchSize",
+        "CPUBottleneck",
+        "Dataloader",
+        "GPUMemoryIncrease",
+        "IOBottleneck",
+        "LoadBalancing",
+        "LowGPUUtilization",
+        "MaxInitializationTime",
+        "OverallFrameworkMetrics",
+        "OverallSystemUsage",
+        "StepOutlier",
+    }
+)
+_OTHER_TRIAL = re.compile(r"^other_trial_(\d+)$")
+
+
+@attrs.frozen(kw_only=True)
+class RunRequest:
+    """Everything one rule process needs (CONTRACTS §E flags)."""
+
+    trial_path: str
+    rule_name: str
+    parameters: Mapping[str, str] = attrs.field(factory=dict)
+    output_dir: Path = attrs.field(converter=Path)
+    status_file: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
+    stop_file: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
+    start_step: int = 0
+    end_step: int | None = None
+    poll_interval: float | None = None
+    region: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RunOutcome:
+    """Final status of a rule process."""
+
+    status: EvaluationStatus
+    details: str
+    fired_steps: tuple[int, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class SplitParameters:
+    """RuleParameters sorted by role."""
+
+    rule_to_invoke: str
+    source: str | None
+    action_json: str | None
+    other_trials: tuple[str, ...]
+    rule_parameters: dict[str, str]
+
+
+def split_parameters(rule_name: str, parameters: Mapping[str, str]) -> SplitParameters:
+    """Separate ``rule_to_invoke``, ``source_s3_uri``, ``action_json`` and ``other_trial_<i>``."""
+    params = {str(k): "" if v is None else str(v) for k, v in parameters.items()}
+    others = sorted(((int(m.group(1)), params.pop(k)) for k in list(params) if (m := _OTHER_TRIAL.match(k))))
+    return SplitParameters(
+        rule_to_invoke=params.pop("rule_to_invoke", "") or rule_name,
+        source=params.pop("source_s3_uri", None) or None,
+        action_json=params.pop("action_json", None) or None,
+        other_trials=tuple(path for _, path in others),
+        rule_parameters=params,
+    )
+
+
+def _last_line(exc: BaseException) -> str:
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def _met_details(rule_name: str, step: int) -> str:
+    return f"RuleEvaluationConditionMet: Evaluation of the rule {rule_name} at step {step} resulted in the condition being met"
+
+
+def _open_trial(path: str, name: str, poll_interval: float | None) -> Any:
+    from ..trials import create_trial
+
+    if poll_interval is not None:
+        try:
+            return create_trial(path, name=name, poll_interval=poll_interval)
+        except TypeError:
+            pass
+    return create_trial(path, name=name)
+
+
+def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list[Any]) -> Any:
+    if split.source:
+        from ._custom import instantiate_rule, load_rule_class
+
+        cls = load_rule_class(split.source, split.rule_to_invoke, work_dir=req.output_dir)
+        return instantiate_rule(cls, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
+    cls = BUILTIN_RULES.get(split.rule_to_invoke)
+    if cls is None:
+        msg = (
+            f"'rule_to_invoke' must be a built-in rule (got {split.rule_to_invoke!r}); "
+            f"built-ins: {', '.join(sorted(BUILTIN_RULES))}; custom rules also need 'source_s3_uri'"
+        )
+        raise RuleNotFoundError(msg, rule_name=split.rule_to_invoke)
+    return cls(base, other_trials=others or None, **split.rule_parameters)
+
+
+def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], None] | None = None) -> RunOutcome:
+    """Evaluate one rule from ``req.start_step`` until training ends (or ``req.end_step``).
+
+    Writes the status file (InProgress → IssuesFound as soon as it fires → final), the
+    report files into ``req.output_dir`` and runs the actions on the first firing.
+    """
+
+    def status(s: EvaluationStatus, details: str) -> None:
+        if req.status_file is not None:
+            write_status(req.status_file, s, details)
+        if on_status is not None:
+            on_status(s, details)
+
+    status(EvaluationStatus.IN_PROGRESS, "")
+    split = split_parameters(req.rule_name, req.parameters)
+    fired: list[int] = []
+    rule: Any = None
+    outcome = RunOutcome(status=EvaluationStatus.ERROR, details="rule process ended early")
+    try:
+        specs = parse_action_json(split.action_json)
+        base = _open_trial(req.trial_path, "base_trial", req.poll_interval)
+        others = [_open_trial(p, f"other_trial_{i}", req.poll_interval) for i, p in enumerate(split.other_trials)]
+        rule = _build_rule(req, split, base, others)
+        if req.poll_interval is not None and hasattr(rule, "poll_interval"):
+            rule.poll_interval = req.poll_interval
+        existing = getattr(getattr(rule, "_actions", None), "specs", ())
+        rule._actions = Actions((*specs, *[s for s in existing if s not in specs]), rule_name=req.rule_name, stop_file=req.stop_file, region=req.region)
+        step = req.start_step
+        while req.end_step is None or step < req.end_step:
+            try:
+                rule.invoke(step)
+            except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable) as exc:
+                _log.debug("%s", exc)
+            except RuleEvaluationConditionMet as exc:
+                fired.append(exc.step)
+                if len(fired) == 1:
+                    status(EvaluationStatus.ISSUES_FOUND, _met_details(req.rule_name, exc.step))
+                    _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, _met_details(req.rule_name, exc.step))
+                if exc.end_of_rule:
+                    break
+            except (NoMoreData, NoMoreProfilerData) as exc:
+                _log.info("training ended: %s", exc)
+                break
+            step += 1
+        if isinstance(rule, BuiltinRule):
+            rule.finalize(req.output_dir)
+        if fired:
+            outcome = RunOutcome(status=EvaluationStatus.ISSUES_FOUND, details=_met_details(req.rule_name, fired[0]), fired_steps=tuple(fired))
+        else:
+            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details="", fired_steps=())
+    except Exception as exc:  # noqa: BLE001 - process boundary: any failure is the Error status
+        _log.debug("rule failed", exc_info=True)
+        outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))
+    status(outcome.status, outcome.details)
+    _write_report(req, split, rule, fired, outcome.status, outcome.details)
+    return outcome
+
+
+def _write_report(req: RunRequest, split: SplitParameters, rule: Any, fired: list[int], s: EvaluationStatus, details: str) -> None:
+    builtin = isinstance(rule, BuiltinRule)
+    params: Mapping[str, Any] = rule.params if builtin else split.rule_parameters
+    actions = getattr(getattr(rule, "_actions", None), "log", [])
+    write_report(
+        req.output_dir,
+        rule_configuration_name=req.rule_name,
+        rule_to_invoke=split.rule_to_invoke,
+        status=s,
+        status_details=details,
+        parameters=params,
+        fired_steps=fired,
+        findings=list(rule.findings) if builtin else [],
+        steps_evaluated=rule.steps_evaluated if builtin else None,
+        actions=list(actions),
+        smdebug_report=getattr(rule, "report", None),
+    )

@@ -1,0 +1,74 @@
+"""Open implementations of every SageMaker Debugger built-in (debugging) rule.
+
+``BUILTIN_RULES`` maps the ``rule_to_invoke`` name to the class. Each class declares its
+SageMaker parameters (names and defaults) in ``PARAMETERS``.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from ._activations import DeadRelu, SaturatedActivation
+from ._base import BuiltinRule
+from ._classification import ClassImbalance, Confusion
+from ._gradients import PoorWeightInitialization, VanishingGradient, WeightUpdateRatio
+from ._inputs import CheckInputImages, NLPSequenceRatio
+from ._losses import LossNotDecreasing, Overfit, Overtraining
+from ._stalled import StalledTrainingRule
+from ._tensors import AllZero, ExplodingTensor, SimilarAcrossRuns, TensorVariance, UnchangedTensor
+from ._xgboost import FeatureImportanceOverweight, TreeDepth
+from ._xgboost_report import CreateXgboostReport
+
+__all__ = [
+    "AllZero",
+    "BUILTIN_RULES",
+    "BuiltinRule",
+    "CheckInputImages",
+    "ClassImbalance",
+    "Confusion",
+    "CreateXgboostReport",
+    "DeadRelu",
+    "ExplodingTensor",
+    "FeatureImportanceOverweight",
+    "LossNotDecreasing",
+    "NLPSequenceRatio",
+    "Overfit",
+    "Overtraining",
+    "PoorWeightInitialization",
+    "SaturatedActivation",
+    "SimilarAcrossRuns",
+    "StalledTrainingRule",
+    "TensorVariance",
+    "TreeDepth",
+    "UnchangedTensor",
+    "VanishingGradient",
+    "WeightUpdateRatio",
+]
+
+BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType({
+    cls.__name__: cls
+    for cls in (
+        VanishingGradient,
+        ExplodingTensor,
+        WeightUpdateRatio,
+        AllZero,
+        ClassImbalance,
+        LossNotDecreasing,
+        Overfit,
+        Overtraining,
+        SimilarAcrossRuns,
+        StalledTrainingRule,
+        TensorVariance,
+        UnchangedTensor,
+        CheckInputImages,
+        NLPSequenceRatio,
+        Confusion,
+        FeatureImportanceOverweight,
+        TreeDepth,
+        DeadRelu,
+        PoorWeightInitialization,
+        SaturatedActivation,
+        CreateXgboostReport,
+    )
+})

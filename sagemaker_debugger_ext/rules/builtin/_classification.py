@@ -1,0 +1,134 @@
+"""Rules over labels and predictions: ClassImbalance, Confusion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._params import Kind, Param, fraction, positive
+from .._result import Finding, RuleResult
+from ._base import BuiltinRule
+
+__all__ = ["ClassImbalance", "Confusion", "class_ids"]
+
+
+def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
+    """Integer class ids from labels or predictions.
+
+    ``argmax`` (or a 2-D array with more than one column) takes the argmax of the last axis;
+    non-integral floats in [0, 1] (binary probabilities) are thresholded at 0.5.
+    """
+    value = np.asarray(value)
+    if argmax or (value.ndim >= 2 and value.shape[-1] > 1):
+        return np.argmax(value, axis=-1).ravel().astype(np.int64)
+    flat = value.ravel()
+    if np.issubdtype(flat.dtype, np.floating) and flat.size and not np.all(np.mod(flat, 1) == 0):
+        if np.all((flat >= 0) & (flat <= 1)):
+            return (flat >= 0.5).astype(np.int64)
+        return np.rint(flat).astype(np.int64)
+    return flat.astype(np.int64)
+
+
+class ClassImbalance(BuiltinRule):
+    """Counts labels per class across steps; once ``samples`` labels were seen, fires when
+    largest/smallest class count > ``threshold_imbalance`` or when a class's fraction of
+    mispredictions > ``threshold_misprediction``."""
+
+    DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
+    PARAMETERS = (
+        Param(name="threshold_imbalance", kind=Kind.FLOAT, default=10.0, doc="allowed largest/smallest class count", check=positive),
+        Param(name="threshold_misprediction", kind=Kind.FLOAT, default=0.7, doc="allowed misprediction fraction per class", check=fraction),
+        Param(name="samples", kind=Kind.INT, default=500, doc="labels needed before judging", check=positive),
+        Param(name="argmax", kind=Kind.BOOL, default=False, doc="argmax the predictions (probability vectors)"),
+        Param(name="labels_regex", kind=Kind.STR, default=".*labels", doc="the labels tensor"),
+        Param(name="predictions_regex", kind=Kind.STR, default=".*predictions", doc="the predictions tensor"),
+    )
+
+    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._counts: dict[int, int] = {}
+        self._wrong: dict[int, int] = {}
+
+    def evaluate(self, step: int) -> RuleResult:
+        labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
+        pred_names = self.select_tensors(regexes=[self.p["predictions_regex"]])
+        labels = next((v for v in (self.value_at(n, step) for n in labels_names) if v is not None), None)
+        if labels is None:
+            return RuleResult.insufficient()
+        y = class_ids(labels)
+        preds = next((v for v in (self.value_at(n, step) for n in pred_names) if v is not None), None)
+        p = class_ids(preds, self.p["argmax"]) if preds is not None else None
+        if p is not None and p.shape != y.shape:
+            p = None
+        for c, n in zip(*np.unique(y, return_counts=True), strict=True):
+            self._counts[int(c)] = self._counts.get(int(c), 0) + int(n)
+            if p is not None:
+                self._wrong[int(c)] = self._wrong.get(int(c), 0) + int(np.count_nonzero(p[y == c] != c))
+        total = sum(self._counts.values())
+        if total < self.p["samples"]:
+            return RuleResult.insufficient()
+        findings: list[Finding] = []
+        big, small = max(self._counts, key=self._counts.get), min(self._counts, key=self._counts.get)  # type: ignore[arg-type]
+        ratio = self._counts[big] / self._counts[small]
+        if ratio > self.p["threshold_imbalance"]:
+            findings.append(self.finding(step, f"class {big} has {self._counts[big]} samples, class {small} {self._counts[small]}: imbalance {ratio:.3g} > threshold_imbalance {self.p['threshold_imbalance']:g}", tensor=labels_names[0] if labels_names else None, value=ratio, threshold=self.p["threshold_imbalance"]))
+        for c, wrong in sorted(self._wrong.items()):
+            frac = wrong / self._counts[c]
+            if frac > self.p["threshold_misprediction"]:
+                findings.append(self.finding(step, f"class {c}: {frac:.2f} of {self._counts[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
+        return RuleResult.met(*findings) if findings else RuleResult.not_met()
+
+
+class Confusion(BuiltinRule):
+    """Builds the confusion matrix ``C[label][prediction]`` of each step; for every predicted
+    class i, fires when ``C[i][i] / sum_j C[j][i] < min_diag`` or an off-diagonal
+    ``C[j][i] / sum_j C[j][i] > max_off_diag``."""
+
+    DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
+    PARAMETERS = (
+        Param(name="category_no", kind=Kind.INT, doc="number of classes (default: inferred)", check=lambda v: None if v >= 2 else ">= 2"),
+        Param(name="labels", kind=Kind.STR, default="labels", doc="labels tensor name"),
+        Param(name="predictions", kind=Kind.STR, default="predictions", doc="predictions tensor name"),
+        Param(name="labels_collection", kind=Kind.STR, default="labels", doc="collection holding the labels"),
+        Param(name="predictions_collection", kind=Kind.STR, default="predictions", doc="collection holding the predictions"),
+        Param(name="min_diag", kind=Kind.FLOAT, default=0.9, doc="minimum diagonal share", check=fraction),
+        Param(name="max_off_diag", kind=Kind.FLOAT, default=0.1, doc="maximum off-diagonal share", check=fraction),
+    )
+
+    def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
+        names = set(self.base_trial.tensor_names())
+        candidates = [name] if name in names else []
+        candidates += self.select_tensors([collection]) + self.select_tensors(regexes=[name])
+        for n in candidates:
+            v = self.value_at(n, step)
+            if v is not None:
+                return n, v
+        return None, None
+
+    def evaluate(self, step: int) -> RuleResult:
+        lname, labels = self._find(self.p["labels"], self.p["labels_collection"], step)
+        pname, preds = self._find(self.p["predictions"], self.p["predictions_collection"], step)
+        if labels is None or preds is None:
+            return RuleResult.insufficient()
+        y, p = class_ids(labels), class_ids(preds)
+        if y.shape != p.shape or y.size == 0:
+            return RuleResult.insufficient()
+        k = self.p["category_no"] or int(max(y.max(), p.max())) + 1
+        keep = (y >= 0) & (y < k) & (p >= 0) & (p < k)
+        matrix = np.zeros((k, k), dtype=np.int64)
+        np.add.at(matrix, (y[keep], p[keep]), 1)
+        findings: list[Finding] = []
+        for i in range(k):
+            col = matrix[:, i].sum()
+            if col == 0:
+                continue
+            diag = matrix[i, i] / col
+            if diag < self.p["min_diag"]:
+                findings.append(self.finding(step, f"predicted class {i}: diagonal share {diag:.3f} < min_diag {self.p['min_diag']:g}", tensor=pname, value=float(diag), threshold=self.p["min_diag"]))
+            for j in range(k):
+                if j != i and matrix[j, i] / col > self.p["max_off_diag"]:
+                    share = matrix[j, i] / col
+                    findings.append(self.finding(step, f"predicted class {i}: share of label {j} is {share:.3f} > max_off_diag {self.p['max_off_diag']:g}", tensor=lname, value=float(share), threshold=self.p["max_off_diag"]))
+        return RuleResult.met(*findings) if findings else RuleResult.not_met()
+

@@ -1,0 +1,163 @@
+"""Rules over gradients and weights: VanishingGradient, WeightUpdateRatio,
+PoorWeightInitialization."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._modes import ModeKeys
+from ...exceptions import TensorUnavailable, TensorUnavailableForStep
+from .._params import Kind, Param, non_negative, positive
+from .._result import Finding, RuleResult
+from ._base import BuiltinRule
+
+__all__ = ["PoorWeightInitialization", "VanishingGradient", "WeightUpdateRatio"]
+
+
+def _gradient_names(rule: BuiltinRule) -> list[str]:
+    names = rule.select_tensors(["gradients"])
+    return names or rule.select_tensors(regexes=["^gradient"])
+
+
+class VanishingGradient(BuiltinRule):
+    """Fires when the mean absolute value of a gradient drops below ``threshold``."""
+
+    DESCRIPTION = "mean(|gradient|) of a gradient tensor is below threshold"
+    PARAMETERS = (Param(name="threshold", kind=Kind.FLOAT, default=1e-7, doc="vanishing level of mean |gradient|", check=non_negative),)
+
+    def _abs_mean(self, name: str, step: int) -> float | None:
+        value = self.value_at(name, step)
+        if value is not None:
+            return float(np.mean(np.abs(value.astype(np.float64)))) if value.size else None
+        try:
+            tensor = self.base_trial.tensor(name)
+            if step not in tensor.steps():
+                return None
+            return float(tensor.reduction_value(step, "mean", abs=True))
+        except (TensorUnavailableForStep, TensorUnavailable):
+            return None
+
+    def evaluate(self, step: int) -> RuleResult:
+        findings, seen = [], False
+        for name in _gradient_names(self):
+            m = self._abs_mean(name, step)
+            if m is None:
+                continue
+            seen = True
+            if m < self.p["threshold"]:
+                findings.append(
+                    self.finding(step, f"mean |{name}| = {m:.3g} < threshold {self.p['threshold']:g}", tensor=name, value=m, threshold=self.p["threshold"])
+                )
+        if findings:
+            return RuleResult.met(*findings)
+        return RuleResult.not_met() if seen else RuleResult.insufficient()
+
+
+class WeightUpdateRatio(BuiltinRule):
+    """Fires when ||W_s - W_prev|| / (||W_prev|| + epsilon) is above ``large_threshold`` or
+    below ``small_threshold`` (Frobenius norms; ``prev`` = the previous saved step, at
+    least ``s - num_steps`` when ``num_steps`` is set; TRAIN steps when weights were saved
+    in TRAIN mode, else GLOBAL)."""
+
+    DESCRIPTION = "||W_s - W_prev|| / (||W_prev|| + epsilon) is above large_threshold or below small_threshold"
+    PARAMETERS = (
+        Param(name="num_steps", kind=Kind.INT, doc="max distance to the previous saved step (default: previous saved step)", check=positive),
+        Param(name="large_threshold", kind=Kind.FLOAT, default=10.0, doc="ratio above which it fires", check=non_negative),
+        Param(name="small_threshold", kind=Kind.FLOAT, default=1e-8, doc="ratio below which it fires", check=non_negative),
+        Param(name="epsilon", kind=Kind.FLOAT, default=1e-9, doc="added to the denominator", check=non_negative),
+    )
+
+    def evaluate(self, step: int) -> RuleResult:
+        mode, _ = self.mode_of(step)
+        findings, seen = [], False
+        for name in self.select_tensors(["weights"]) or self.select_tensors(regexes=[r"^(?!gradient).*weight"]):
+            train_steps = self.steps_of(name, ModeKeys.TRAIN)
+            wanted = ModeKeys.TRAIN if train_steps else ModeKeys.GLOBAL
+            if wanted is ModeKeys.TRAIN and mode is not ModeKeys.TRAIN:
+                continue
+            steps = [s for s in self.steps_of(name) if s < step and (wanted is ModeKeys.GLOBAL or self.mode_of(s)[0] is ModeKeys.TRAIN)]
+            if not steps:
+                continue
+            prev = steps[-1]
+            if self.p["num_steps"] is not None:
+                distance = self.mode_of(step)[1] - self.mode_of(prev)[1] if wanted is ModeKeys.TRAIN else step - prev
+                if distance > self.p["num_steps"]:
+                    continue
+            now, before = self.value_at(name, step), self.value_at(name, prev)
+            if now is None or before is None or now.shape != before.shape:
+                continue
+            seen = True
+            delta = np.linalg.norm((now.astype(np.float64) - before.astype(np.float64)).ravel())
+            ratio = float(delta / (np.linalg.norm(before.astype(np.float64).ravel()) + self.p["epsilon"]))
+            if ratio > self.p["large_threshold"]:
+                findings.append(self.finding(step, f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} > large_threshold {self.p['large_threshold']:g}", tensor=name, value=ratio, threshold=self.p["large_threshold"]))
+            elif ratio < self.p["small_threshold"]:
+                findings.append(self.finding(step, f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} < small_threshold {self.p['small_threshold']:g}", tensor=name, value=ratio, threshold=self.p["small_threshold"]))
+        if findings:
+            return RuleResult.met(*findings)
+        return RuleResult.not_met() if seen else RuleResult.insufficient()
+
+
+class PoorWeightInitialization(BuiltinRule):
+    """During the first ``steps`` steps, fires when (a) max/min variance of activation
+    inputs across layers exceeds ``threshold``, (b) the 95th-5th percentile spread of all
+    gradients pooled is below ``distribution_range``, or (c) the loss has not improved for
+    ``patience`` saved steps."""
+
+    DESCRIPTION = "first `steps` steps: activation-input variance ratio across layers > threshold, gradient p95-p5 < distribution_range, or loss flat for patience steps"
+    PARAMETERS = (
+        Param(name="activation_inputs_regex", kind=Kind.STR_LIST, default=[".*relu_input"], doc="activation inputs compared across layers"),
+        Param(name="threshold", kind=Kind.FLOAT, default=10.0, doc="max/min variance ratio across layers", check=positive),
+        Param(name="distribution_range", kind=Kind.FLOAT, default=0.001, doc="minimum p95-p5 spread of gradients", check=non_negative),
+        Param(name="patience", kind=Kind.INT, default=5, doc="steps without loss improvement", check=positive),
+        Param(name="steps", kind=Kind.INT, default=10, doc="how many initial steps are analysed", check=positive),
+    )
+
+    def evaluate(self, step: int) -> RuleResult:
+        mode, mode_step = self.mode_of(step)
+        if mode not in (ModeKeys.TRAIN, ModeKeys.GLOBAL) or mode_step >= self.p["steps"]:
+            return RuleResult.insufficient()
+        findings: list[Finding] = []
+        seen = False
+        variances = {}
+        for name in self.select_tensors(regexes=self.p["activation_inputs_regex"]):
+            v = self.value_at(name, step)
+            if v is not None and v.size > 1:
+                variances[name] = float(np.var(v.astype(np.float64)))
+        if len(variances) >= 2:
+            seen = True
+            hi, lo = max(variances, key=variances.get), min(variances, key=variances.get)  # type: ignore[arg-type]
+            ratio = variances[hi] / variances[lo] if variances[lo] > 0 else float("inf")
+            if ratio > self.p["threshold"]:
+                findings.append(self.finding(step, f"activation-input variance ratio {hi}/{lo} = {ratio:.3g} > threshold {self.p['threshold']:g}", tensor=hi, value=ratio, threshold=self.p["threshold"]))
+        grads = [g.astype(np.float64).ravel() for g in (self.value_at(n, step) for n in _gradient_names(self)) if g is not None]
+        if grads:
+            seen = True
+            pooled = np.concatenate(grads)
+            spread = float(np.percentile(pooled, 95) - np.percentile(pooled, 5))
+            if spread < self.p["distribution_range"]:
+                findings.append(self.finding(step, f"gradient p95-p5 spread {spread:.3g} < distribution_range {self.p['distribution_range']:g}", tensor="gradients", value=spread, threshold=self.p["distribution_range"]))
+        loss_finding = self._flat_loss(step, mode)
+        if loss_finding is not None:
+            seen = True
+            if isinstance(loss_finding, Finding):
+                findings.append(loss_finding)
+        if findings:
+            return RuleResult.met(*findings)
+        return RuleResult.not_met() if seen else RuleResult.insufficient()
+
+    def _flat_loss(self, step: int, mode: ModeKeys) -> Finding | bool | None:
+        patience = self.p["patience"]
+        for name in self.select_tensors(["losses"]):
+            gsteps = [s for s in self.steps_of(name) if s <= step and self.mode_of(s)[0] is mode]
+            if len(gsteps) <= patience or gsteps[-1] != step:
+                continue
+            window = gsteps[-(patience + 1) :]
+            vals = [self.value_at(name, s) for s in window]
+            if any(v is None or v.size != 1 for v in vals):
+                continue
+            base, recent = float(vals[0].item()), [float(v.item()) for v in vals[1:]]  # type: ignore[union-attr]
+            if min(recent) >= base:
+                return self.finding(step, f"loss {name} did not improve for {patience} steps ({base:.4g} -> min {min(recent):.4g})", tensor=name, value=min(recent), threshold=base)
+            return True
+        return None

@@ -1,0 +1,197 @@
+"""Rules over arbitrary tensors: ExplodingTensor, AllZero, TensorVariance, UnchangedTensor,
+SimilarAcrossRuns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._exceptions import RuleParameterError
+from .._params import Kind, Param, non_negative, percent
+from .._result import Finding, RuleResult
+from ._base import BuiltinRule
+
+__all__ = ["AllZero", "ExplodingTensor", "SimilarAcrossRuns", "TensorVariance", "UnchangedTensor"]
+
+_COLLECTIONS = Param(name="collection_names", kind=Kind.STR_LIST, doc="collections whose tensors are inspected")
+_REGEX = Param(name="tensor_regex", kind=Kind.STR_LIST, doc="regexes of tensor names to inspect")
+
+
+class _SelectedTensorsRule(BuiltinRule):
+    """A rule over ``collection_names`` ∪ ``tensor_regex`` tensors."""
+
+    REQUIRE_SELECTION = False
+    DEFAULT_ALL = True
+
+    def validate(self) -> None:
+        if self.REQUIRE_SELECTION and not (self.p["collection_names"] or self.p["tensor_regex"]):
+            msg = f"{self.rule_name}: one of 'collection_names' or 'tensor_regex' must be given (got neither)"
+            raise RuleParameterError(msg, rule_name=self.rule_name)
+
+    def selected(self, trial: Any = None) -> list[str]:
+        return self.select_tensors(
+            self.p["collection_names"], self.p["tensor_regex"], default_all=self.DEFAULT_ALL, trial=trial
+        )
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        raise NotImplementedError
+
+    def evaluate(self, step: int) -> RuleResult:
+        findings: list[Finding] = []
+        seen = False
+        for name in self.selected():
+            value = self.value_at(name, step)
+            if value is None:
+                continue
+            seen = True
+            found = self.check(step, name, value)
+            if found is not None:
+                findings.append(found)
+        if findings:
+            return RuleResult.met(*findings)
+        return RuleResult.not_met() if seen else RuleResult.insufficient()
+
+
+class ExplodingTensor(_SelectedTensorsRule):
+    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``)."""
+
+    DESCRIPTION = "a tensor has non-finite values: NaN, or ±inf unless only_nan"
+    PARAMETERS = (
+        _COLLECTIONS,
+        _REGEX,
+        Param(name="only_nan", kind=Kind.BOOL, default=False, doc="only NaN counts (not ±inf)"),
+    )
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        if not np.issubdtype(value.dtype, np.inexact):
+            return None
+        n_nan = int(np.count_nonzero(np.isnan(value)))
+        n_inf = 0 if self.p["only_nan"] else int(np.count_nonzero(np.isinf(value)))
+        if n_nan + n_inf == 0:
+            return None
+        what = f"{n_nan} NaN" + ("" if self.p["only_nan"] else f" and {n_inf} inf")
+        return self.finding(
+            step,
+            f"tensor {name} has {what} value(s) out of {value.size} at step {step}",
+            tensor=name,
+            value=n_nan + n_inf,
+            threshold="0 non-finite values",
+        )
+
+
+class AllZero(_SelectedTensorsRule):
+    """Fires when at least ``threshold`` percent of a tensor's values are zero."""
+
+    DESCRIPTION = "at least threshold % of a tensor's values are zero"
+    REQUIRE_SELECTION = True
+    PARAMETERS = (
+        _COLLECTIONS,
+        _REGEX,
+        Param(name="threshold", kind=Kind.FLOAT, default=100.0, doc="percent of zeros that fires", check=percent),
+    )
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        if value.size == 0:
+            return None
+        pct = 100.0 * float(np.count_nonzero(value == 0)) / value.size
+        if pct < self.p["threshold"]:
+            return None
+        return self.finding(
+            step, f"{pct:.1f}% of tensor {name} is zero at step {step}", tensor=name, value=pct, threshold=self.p["threshold"]
+        )
+
+
+class TensorVariance(_SelectedTensorsRule):
+    """Fires when a tensor's variance is above ``max_threshold`` or below ``min_threshold``."""
+
+    DESCRIPTION = "a tensor's variance is above max_threshold or below min_threshold"
+    REQUIRE_SELECTION = True
+    PARAMETERS = (
+        _COLLECTIONS,
+        _REGEX,
+        Param(name="max_threshold", kind=Kind.FLOAT, doc="upper bound of the variance"),
+        Param(name="min_threshold", kind=Kind.FLOAT, doc="lower bound of the variance"),
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        if self.p["max_threshold"] is None and self.p["min_threshold"] is None:
+            msg = f"{self.rule_name}: one of 'max_threshold' or 'min_threshold' must be given (got neither)"
+            raise RuleParameterError(msg, rule_name=self.rule_name)
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        if value.size == 0 or not np.issubdtype(value.dtype, np.number):
+            return None
+        var = float(np.var(value.astype(np.float64)))
+        hi, lo = self.p["max_threshold"], self.p["min_threshold"]
+        if hi is not None and var > hi:
+            return self.finding(step, f"variance of {name} is {var:.4g} > max_threshold {hi}", tensor=name, value=var, threshold=hi)
+        if lo is not None and var < lo:
+            return self.finding(step, f"variance of {name} is {var:.4g} < min_threshold {lo}", tensor=name, value=var, threshold=lo)
+        return None
+
+
+class UnchangedTensor(_SelectedTensorsRule):
+    """Fires when a tensor's last ``num_steps`` saved values are all ``np.allclose``."""
+
+    DESCRIPTION = "a tensor did not change (np.allclose) over its last num_steps saved steps"
+    REQUIRE_SELECTION = True
+    PARAMETERS = (
+        _COLLECTIONS,
+        _REGEX,
+        Param(name="num_steps", kind=Kind.INT, default=3, doc="saved steps compared", check=lambda v: None if v >= 2 else ">= 2"),
+        Param(name="rtol", kind=Kind.FLOAT, default=1e-05, doc="np.allclose rtol", check=non_negative),
+        Param(name="atol", kind=Kind.FLOAT, default=1e-08, doc="np.allclose atol", check=non_negative),
+        Param(name="equal_nan", kind=Kind.BOOL, default=False, doc="NaNs compare equal"),
+    )
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        steps = [s for s in self.steps_of(name) if s <= step][-self.p["num_steps"] :]
+        if len(steps) < self.p["num_steps"]:
+            return None
+        for other in steps[:-1]:
+            old = self.value_at(name, other)
+            if old is None or old.shape != value.shape:
+                return None
+            if not np.allclose(old, value, rtol=self.p["rtol"], atol=self.p["atol"], equal_nan=self.p["equal_nan"]):
+                return None
+        return self.finding(
+            step,
+            f"tensor {name} unchanged over steps {steps}",
+            tensor=name,
+            value=f"unchanged over {len(steps)} saved steps",
+            threshold=f"rtol={self.p['rtol']}, atol={self.p['atol']}",
+        )
+
+
+class SimilarAcrossRuns(_SelectedTensorsRule):
+    """Fires when a tensor differs between the base trial and another trial at the same step."""
+
+    DESCRIPTION = "a tensor differs between the base trial and other_trial at the same step"
+    NEEDS_OTHER_TRIALS = True
+    PARAMETERS = (_COLLECTIONS, _REGEX)
+
+    def validate(self) -> None:
+        if not self.other_trials:
+            msg = f"{self.rule_name}: 'other_trials' must name at least one other trial (rule parameter 'other_trial_0') (got none)"
+            raise RuleParameterError(msg, rule_name=self.rule_name)
+
+    def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
+        for i, other in enumerate(self.other_trials or []):
+            if name not in set(other.tensor_names()):
+                continue
+            theirs = self.value_at(name, step, trial=other)
+            if theirs is None:
+                continue
+            same = theirs.shape == value.shape and np.allclose(value, theirs, equal_nan=True)
+            if not same:
+                diff = float(np.max(np.abs(value.astype(np.float64) - theirs.astype(np.float64)))) if theirs.shape == value.shape else "shape"
+                return self.finding(
+                    step,
+                    f"tensor {name} differs from other trial {i} at step {step} (max |diff| {diff})",
+                    tensor=name,
+                    value=diff,
+                    threshold="np.allclose(rtol=1e-05, atol=1e-08)",
+                )
+        return None

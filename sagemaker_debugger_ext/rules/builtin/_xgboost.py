@@ -1,0 +1,74 @@
+"""XGBoost rules: FeatureImportanceOverweight, TreeDepth."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._params import Kind, Param, fraction, non_negative, positive
+from .._result import RuleResult
+from ._base import BuiltinRule
+
+__all__ = ["FeatureImportanceOverweight", "TreeDepth"]
+
+
+class FeatureImportanceOverweight(BuiltinRule):
+    """Normalises the feature importances of a step (tensors ``<regex>/<feature>``) to sum 1;
+    fires when the ``nfeatures`` largest hold more than ``threshold`` of the total. Features
+    seen at other steps but absent at this one count as 0; needs more than ``nfeatures``
+    features in the trial (otherwise the share is trivially 1)."""
+
+    DESCRIPTION = "the nfeatures largest normalised feature importances sum to more than threshold"
+    PARAMETERS = (
+        Param(name="threshold", kind=Kind.FLOAT, default=0.8, doc="allowed share of the top features", check=fraction),
+        Param(name="nfeatures", kind=Kind.INT, default=3, doc="how many top features are summed", check=positive),
+        Param(name="tensor_regex", kind=Kind.STR_LIST, default=[".*feature_importance/weight"], doc="importance tensors"),
+    )
+
+    def evaluate(self, step: int) -> RuleResult:
+        values: dict[str, float] = {}
+        seen = False
+        for name in self.select_tensors(regexes=self.p["tensor_regex"]):
+            v = self.value_at(name, step)
+            seen = seen or v is not None
+            # features unused in this step's model keep importance 0
+            values[name] = max(float(v.reshape(())), 0.0) if v is not None and v.size == 1 else 0.0
+        total = sum(values.values())
+        if not seen or len(values) <= self.p["nfeatures"] or total <= 0:
+            return RuleResult.insufficient()
+        top = sorted(values, key=values.__getitem__, reverse=True)[: self.p["nfeatures"]]
+        share = sum(values[n] for n in top) / total
+        if share > self.p["threshold"]:
+            return RuleResult.met(
+                self.finding(step, f"top {self.p['nfeatures']} of {len(values)} features ({', '.join(n.rsplit('/', 1)[-1] for n in top)}) hold {share:.3f} of the importance > threshold {self.p['threshold']:g}", tensor=top[0], value=share, threshold=self.p["threshold"])
+            )
+        return RuleResult.not_met()
+
+
+class TreeDepth(BuiltinRule):
+    """Depth of each tree = floor(log2(largest node id + 1)) from the ``trees/Node`` (and
+    ``trees/Tree``) tensors; fires when the deepest tree is shallower than ``depth``
+    (XGBoost rejected the splits, so the trees do not grow as deep as configured)."""
+
+    DESCRIPTION = "the deepest tree, log2 of the largest node id, is shallower than depth"
+    PARAMETERS = (Param(name="depth", kind=Kind.FLOAT, default=4.0, doc="expected tree depth", check=non_negative),)
+
+    def evaluate(self, step: int) -> RuleResult:
+        node_names = self.select_tensors(regexes=[r"(.*/)?trees/Node$"])
+        tree_names = self.select_tensors(regexes=[r"(.*/)?trees/Tree$"])
+        nodes = self.value_at(node_names[0], step) if node_names else None
+        if nodes is None or nodes.size == 0:
+            return RuleResult.insufficient()
+        nodes = nodes.ravel().astype(np.int64)
+        trees = self.value_at(tree_names[0], step) if tree_names else None
+        if trees is None or trees.size != nodes.size:
+            trees = np.zeros_like(nodes)
+        trees = trees.ravel().astype(np.int64)
+        depths = {int(t): int(math.floor(math.log2(int(nodes[trees == t].max()) + 1))) for t in np.unique(trees)}
+        deepest = max(depths.values())
+        if deepest < self.p["depth"]:
+            return RuleResult.met(
+                self.finding(step, f"deepest of {len(depths)} trees has depth {deepest} < depth {self.p['depth']:g}", tensor=node_names[0], value=deepest, threshold=self.p["depth"])
+            )
+        return RuleResult.not_met()

@@ -1,0 +1,92 @@
+"""Collections as the reader sees them: parsed from the collections JSON (reference §2.9)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import attrs
+
+from ..exceptions import IndexReaderException
+
+__all__ = ["Collection", "parse_collections_file"]
+
+
+@attrs.frozen(kw_only=True)
+class Collection:
+    """A saved collection: its tensors, regexes and (raw) configs, as the hook exported them."""
+
+    name: str
+    include_regex: tuple[str, ...] = ()
+    tensor_names: frozenset[str] = frozenset()
+    reduction_config: dict[str, Any] | None = None
+    save_config: dict[str, Any] | None = None
+    save_histogram: bool = True
+
+    def matches(self, tensor_name: str) -> bool:
+        """Whether ``tensor_name`` is listed or matches an include regex (``re.search``)."""
+        if tensor_name in self.tensor_names:
+            return True
+        for pattern in self.include_regex:
+            try:
+                if re.search(pattern, tensor_name):
+                    return True
+            except re.error:
+                continue
+        return False
+
+    def merged(self, other: Collection) -> Collection:
+        """The union of two workers' views of the same collection."""
+        return attrs.evolve(
+            self,
+            tensor_names=self.tensor_names | other.tensor_names,
+            include_regex=self.include_regex + tuple(r for r in other.include_regex if r not in self.include_regex),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of the collections file."""
+        return {
+            "name": self.name,
+            "include_regex": list(self.include_regex),
+            "tensor_names": sorted(self.tensor_names),
+            "reduction_config": self.reduction_config,
+            "save_config": self.save_config,
+            "save_histogram": self.save_histogram,
+        }
+
+
+def parse_collections_file(data: bytes, key: str) -> tuple[dict[str, Collection], int]:
+    """Parse a collections JSON; return ``({name: Collection}, num_workers)``.
+
+    Raises:
+        IndexReaderException: not JSON or not the documented shape.
+    """
+    try:
+        doc = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        msg = f"collections file {key!r} is not valid JSON ({exc})"
+        raise IndexReaderException(msg) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("collections", {}), dict):
+        msg = f"collections file {key!r}: 'collections' must be an object"
+        raise IndexReaderException(msg)
+    meta = doc.get("_meta") or {}
+    num_workers = meta.get("num_workers", 1) if isinstance(meta, dict) else 1
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+        msg = f"collections file {key!r}: '_meta.num_workers' must be an int >= 1 (got {num_workers!r})"
+        raise IndexReaderException(msg)
+    out: dict[str, Collection] = {}
+    for name, body in doc.get("collections", {}).items():
+        if not isinstance(body, dict):
+            msg = f"collections file {key!r}: collection {name!r} must be an object"
+            raise IndexReaderException(msg)
+        regex = body.get("include_regex") or []
+        out[name] = Collection(
+            name=str(body.get("name", name)),
+            include_regex=tuple(str(r) for r in (regex if isinstance(regex, list) else [regex])),
+            tensor_names=frozenset(str(t) for t in body.get("tensor_names") or ()),
+            reduction_config=body.get("reduction_config"),
+            save_config=body.get("save_config"),
+            save_histogram=bool(body.get("save_histogram", True)),
+        )
+    return out, num_workers

@@ -1,0 +1,89 @@
+"""Fetching tensor records: whole small event files (cached) locally, ranged GETs on S3."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from .._exceptions import CorruptRecordError
+from ..format._decode import decode_tensor_record
+from ..format._tfrecord import read_record_at
+from ..storage import LocalStorage, MemoryStorage, Storage, read_many
+
+__all__ = ["Location", "RecordFetcher"]
+
+_WHOLE_FILE_LIMIT = 8 << 20  # read and cache event files up to this size in one go
+
+
+class Location(NamedTuple):
+    """Where one record lives: event file key, offset and length of the whole frame."""
+
+    key: str
+    start: int
+    length: int
+
+
+class RecordFetcher:
+    """Read and decode records for a trial.
+
+    Local (and in-memory) stores: an event file smaller than 8 MiB is read whole, once,
+    and kept in a small LRU cache (event files never change after their atomic rename).
+    S3 and big files: one ranged read per record; batches go through a thread pool.
+
+    Args:
+        storage: the trial's storage.
+        cache_bytes: budget of the event-file cache.
+    """
+
+    def __init__(self, storage: Storage, *, cache_bytes: int = 64 << 20) -> None:
+        self._storage = storage
+        self._local = isinstance(storage, (LocalStorage, MemoryStorage))
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cache_bytes = cache_bytes
+        self._cached = 0
+        self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
+
+    def note_extent(self, key: str, end: int) -> None:
+        """Record that event file ``key`` is at least ``end`` bytes long (from the index)."""
+        if end > self.file_sizes.get(key, 0):
+            self.file_sizes[key] = end
+
+    def _file_bytes(self, key: str) -> bytes | None:
+        data = self._cache.get(key)
+        if data is not None:
+            self._cache.move_to_end(key)
+            return data
+        if self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
+            return None
+        data = self._storage.read(key)
+        self._cache[key] = data
+        self._cached += len(data)
+        while self._cached > self._cache_bytes and len(self._cache) > 1:
+            _, old = self._cache.popitem(last=False)
+            self._cached -= len(old)
+        return data
+
+    def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
+        rec = read_record_at(data, pos, path=f"{self._storage.uri.rstrip('/')}/{loc.key}")
+        if rec.length != loc.length:
+            msg = f"record at {loc.key}:{loc.start} is {rec.length} bytes but the index says {loc.length}"
+            raise CorruptRecordError(msg, path=loc.key, offset=loc.start)
+        return decode_tensor_record(rec.payload).value
+
+    def fetch(self, loc: Location) -> np.ndarray:
+        """Return the value stored at ``loc``."""
+        if self._local:
+            data = self._file_bytes(loc.key)
+            if data is not None:
+                return self._decode(loc, data, loc.start)
+        return self._decode(loc, self._storage.read_range(loc.key, loc.start, loc.length), 0)
+
+    def fetch_many(self, locs: Sequence[Location]) -> list[np.ndarray]:
+        """Return the values at ``locs`` (ranged reads in parallel on remote stores)."""
+        if self._local:
+            return [self.fetch(loc) for loc in locs]
+        chunks = read_many(self._storage, [(loc.key, loc.start, loc.length) for loc in locs])
+        return [self._decode(loc, data, 0) for loc, data in zip(locs, chunks)]

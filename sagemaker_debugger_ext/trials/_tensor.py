@@ -1,0 +1,208 @@
+"""``Tensor``: one tensor of a trial across steps, modes and workers (smdebug's API)."""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._exceptions import ConfigValueError, field_error_message
+from .._modes import ModeKeys
+from ..exceptions import (
+    InvalidWorker,
+    NoMoreData,
+    ShapeUnavailableForStep,
+    StepNotYetAvailable,
+    StepUnavailable,
+    TensorUnavailableForStep,
+)
+from ._fetch import Location
+from ._reductions import compute_reduction, normalize_reduction_name
+from ._state import StepState
+
+if TYPE_CHECKING:
+    from ._trial import Trial
+
+__all__ = ["Tensor"]
+
+
+class StepData:
+    """What one worker saved of a tensor at one step: value location, shape, reductions."""
+
+    __slots__ = ("location", "reductions", "shape")
+
+    def __init__(self) -> None:
+        self.location: Location | None = None
+        self.shape: tuple[int, ...] | None = None
+        self.reductions: dict[tuple[str, bool], Location] | None = None
+
+
+class Tensor:
+    """A tensor of a trial. Obtain it with ``trial.tensor(name)``."""
+
+    def __init__(self, name: str, trial: Trial) -> None:
+        self.name = name
+        self._trial = trial
+        # mode -> mode_step -> worker -> StepData
+        self._steps: dict[ModeKeys, dict[int, dict[str, StepData]]] = {}
+
+    def __repr__(self) -> str:
+        return f"<Tensor name={self.name!r}>"
+
+    # --- building (called by the trial while reading index files) ----------------------
+    def _data(self, mode: ModeKeys, mode_step: int, worker: str) -> StepData:
+        by_worker = self._steps.setdefault(mode, {}).setdefault(mode_step, {})
+        data = by_worker.get(worker)
+        if data is None:
+            data = by_worker[worker] = StepData()
+        return data
+
+    # --- step lookup ----------------------------------------------------------------------
+    def _step_dict(self, step: int, mode: ModeKeys) -> dict[str, StepData] | None:
+        if mode == ModeKeys.GLOBAL:
+            glob = self._steps.get(ModeKeys.GLOBAL)
+            if glob is not None and step in glob:
+                return glob[step]
+            mm = self._trial._mode_of(step)
+            if mm is None:
+                return None
+            mode, step = mm
+        return self._steps.get(mode, {}).get(step)
+
+    def _step_data(self, step: int, mode: ModeKeys, worker: str | None) -> StepData:
+        mode = _check_mode(mode)
+        found = self._step_dict(step, mode)
+        if found is None:
+            self._trial._maybe_refresh()
+            found = self._step_dict(step, mode)
+        if found is None:
+            state = self._trial.has_passed_step(step, mode)
+            if state == StepState.AVAILABLE:
+                raise TensorUnavailableForStep(self.name, step, mode)
+            if state == StepState.UNAVAILABLE:
+                raise StepUnavailable(step, mode)
+            if self._trial.loaded_all_steps:
+                steps = self._trial.steps(mode=mode)
+                raise NoMoreData(step, mode, steps[-1] if steps else -1)
+            raise StepNotYetAvailable(step, mode)
+        if worker is None:
+            return found[min(found)]
+        if worker not in found:
+            raise InvalidWorker(worker)
+        return found[worker]
+
+    # --- steps ----------------------------------------------------------------------------
+    def _all_steps(self, mode: ModeKeys) -> list[int]:
+        mode = _check_mode(mode)
+        self._trial._maybe_refresh()
+        if mode != ModeKeys.GLOBAL:
+            return sorted(self._steps.get(mode, ()))
+        out = []
+        for m, by_step in self._steps.items():
+            for s in by_step:
+                g = self._trial._global_of(m, s)
+                if g is not None:
+                    out.append(g)
+        return sorted(set(out))
+
+    def steps(self, mode: ModeKeys = ModeKeys.GLOBAL, show_incomplete_steps: bool = False) -> list[int]:
+        """Steps (of ``mode``; global by default) at which this tensor was saved, complete ones only."""
+        steps = self._all_steps(mode)
+        if show_incomplete_steps:
+            return steps
+        trial = self._trial
+        return [s for s in steps if trial._is_complete(s if mode == ModeKeys.GLOBAL else trial._global_of(mode, s))]
+
+    def prev_steps(self, step: int, n: int | None = None, mode: ModeKeys = ModeKeys.GLOBAL) -> list[int]:
+        """The saved steps up to and including ``step``; the last ``n`` of them if given."""
+        steps = self.steps(mode=mode)
+        before = steps[: bisect.bisect_right(steps, step)]
+        return before[-n:] if n else before
+
+    def workers(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL) -> list[str]:
+        """Workers that saved this tensor at ``step_num``."""
+        found = self._step_dict(step_num, _check_mode(mode))
+        if found is None:
+            raise TensorUnavailableForStep(self.name, step_num, mode)
+        return sorted(found)
+
+    # --- values ---------------------------------------------------------------------------
+    def value(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> np.ndarray:
+        """The saved value at ``step_num`` (first worker in sorted order unless ``worker``).
+
+        Raises:
+            TensorUnavailableForStep: the step exists but this value was not saved
+                (``has_reductions`` tells whether reductions were).
+            StepNotYetAvailable / StepUnavailable / NoMoreData: see ``has_passed_step``.
+            InvalidWorker: ``worker`` did not save this tensor at this step.
+        """
+        data = self._step_data(step_num, mode, worker)
+        if data.location is None:
+            raise TensorUnavailableForStep(self.name, step_num, mode, bool(data.reductions))
+        return self._trial._fetcher.fetch(data.location)
+
+    def values(self, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> dict[int, np.ndarray]:
+        """``{step: value}`` for every complete step of ``mode`` (fetched in parallel on S3)."""
+        steps = self.steps(mode=mode)
+        locs = []
+        for s in steps:
+            data = self._step_data(s, mode, worker)
+            if data.location is None:
+                raise TensorUnavailableForStep(self.name, s, mode, bool(data.reductions))
+            locs.append(data.location)
+        return dict(zip(steps, self._trial._fetcher.fetch_many(locs)))
+
+    def shape(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> tuple[int, ...]:
+        """The shape at ``step_num``: the saved shape, else the shape of the saved value."""
+        data = self._step_data(step_num, mode, worker)
+        if data.shape is not None:
+            return data.shape
+        if data.location is None:
+            raise ShapeUnavailableForStep(self.name, step_num, mode)
+        return tuple(self._trial._fetcher.fetch(data.location).shape)
+
+    def reduction_value(
+        self,
+        step_num: int,
+        reduction_name: str,
+        mode: ModeKeys = ModeKeys.GLOBAL,
+        worker: str | None = None,
+        abs: bool = False,  # noqa: A002 - smdebug's keyword
+    ) -> np.ndarray | np.generic:
+        """A reduction at ``step_num``: the stored one, else computed from the saved value.
+
+        Computed norms use the flattened tensor (see :mod:`._reductions`).
+        """
+        op = normalize_reduction_name(reduction_name)
+        data = self._step_data(step_num, mode, worker)
+        if data.reductions and (op, bool(abs)) in data.reductions:
+            return self._trial._fetcher.fetch(data.reductions[(op, bool(abs))])
+        if data.location is None:
+            raise TensorUnavailableForStep(reduction_name, step_num, mode)
+        return compute_reduction(op, self._trial._fetcher.fetch(data.location), bool(abs))
+
+    def reduction_values(
+        self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None
+    ) -> dict[tuple[str, bool], np.ndarray]:
+        """``{(op, abs): value}`` of the reductions *stored* at ``step_num``."""
+        data = self._step_data(step_num, mode, worker)
+        if not data.reductions:
+            return {}
+        keys = list(data.reductions)
+        vals = self._trial._fetcher.fetch_many([data.reductions[k] for k in keys])
+        return dict(zip(keys, vals))
+
+    def has_reductions(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL) -> bool:
+        """Whether reductions were stored at ``step_num``."""
+        return bool(self._step_data(step_num, mode, None).reductions)
+
+
+def _check_mode(mode: object) -> ModeKeys:
+    if isinstance(mode, ModeKeys):
+        return mode
+    try:
+        return ModeKeys(mode)
+    except ValueError:
+        msg = field_error_message("mode", "a ModeKeys member (TRAIN, EVAL, PREDICT, GLOBAL)", mode)
+        raise ConfigValueError(msg, field="mode", value=mode) from None

@@ -1,0 +1,423 @@
+"""``Trial``: the reader of one trial folder (local or S3), refreshed while a job writes."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._exceptions import ConfigValueError, StorageNotFoundError, field_error_message
+from .._modes import ModeKeys
+from ..exceptions import MissingCollectionFiles, NoMoreData, StepNotYetAvailable, StepUnavailable, TensorUnavailable
+from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
+from ..storage import LocalStorage, Storage, read_many
+from ._collections import Collection, parse_collections_file
+from ._fetch import Location, RecordFetcher
+from ._index import IndexFile, parse_index, split_reduction_name
+from ._state import StepState
+from ._tensor import Tensor, _check_mode
+
+__all__ = ["Trial"]
+
+
+class Trial:
+    """A trial: the tensors a training job saved, with smdebug's ``Trial`` API.
+
+    Use :func:`~sagemaker_debugger_ext.trials.create_trial`; the constructor only stores
+    and validates its arguments.
+
+    Args:
+        storage: where the trial lives.
+        name: a display name (default: the folder name).
+        range_steps: ``(begin, end)``: only global steps ``begin <= s < end`` are loaded.
+        poll_interval_s: pause between polls while waiting (smdebug: 2 s).
+        wait_timeout_s: the longest any wait (collections files, ``wait_for_steps``) lasts.
+        incomplete_step_window: pending incomplete steps tolerated before the older half
+            is declared complete (smdebug's ``SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW``).
+        clock, sleep: time sources (tests may pass fakes).
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        name: str | None = None,
+        range_steps: tuple[int, int] | None = None,
+        poll_interval_s: float = 2.0,
+        wait_timeout_s: float = 120.0,
+        incomplete_step_window: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if range_steps is not None and (
+            not isinstance(range_steps, (tuple, list)) or len(range_steps) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in range_steps)
+            or range_steps[0] < 0 or range_steps[1] < range_steps[0]
+        ):  # fmt: skip
+            msg = field_error_message("range_steps", "a (begin, end) pair of ints with 0 <= begin <= end", range_steps)
+            raise ConfigValueError(msg, field="range_steps", value=range_steps)
+        for fname, val in (("poll_interval_s", poll_interval_s), ("wait_timeout_s", wait_timeout_s)):
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
+                raise ConfigValueError(field_error_message(fname, "a number >= 0", val), field=fname, value=val)
+        if isinstance(incomplete_step_window, bool) or not isinstance(incomplete_step_window, int) or incomplete_step_window < 2:
+            msg = field_error_message("incomplete_step_window", "an int >= 2", incomplete_step_window)
+            raise ConfigValueError(msg, field="incomplete_step_window", value=incomplete_step_window)
+        self._storage = storage
+        self.path = storage.uri
+        self.name = name if name is not None else os.path.basename(storage.uri.rstrip("/")) or storage.uri
+        self.range_steps = tuple(range_steps) if range_steps is not None else None
+        self.poll_interval_s = float(poll_interval_s)
+        self.wait_timeout_s = float(wait_timeout_s)
+        self._window = incomplete_step_window
+        self._clock = clock
+        self._sleep = sleep
+        self.dynamic_refresh = True
+        self.loaded_all_steps = False
+        self.last_complete_step = -1
+        self.num_workers = 1
+        self._fetcher = RecordFetcher(storage)
+        self._collections: dict[str, Collection] = {}
+        self._collection_keys: set[str] = set()
+        self._workers: set[str] = set()
+        self._tensors: dict[str, Tensor] = {}
+        self._global_to_mode: dict[int, tuple[ModeKeys, int]] = {}
+        self._mode_to_global: dict[ModeKeys, dict[int, int]] = {}
+        self._workers_for_step: dict[int, set[str]] = {}
+        self._step_tensors: dict[int, set[str]] = {}
+        self._mode_tensors: dict[ModeKeys, set[str]] = {}
+        self._seen_index: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"<Trial name={self.name!r} path={self.path!r} steps={len(self._global_to_mode)}>"
+
+    # --- loading ----------------------------------------------------------------------------
+    def training_has_ended(self) -> bool:
+        """Whether ``training_job_end.ts`` exists (the job finished writing)."""
+        return self._storage.exists(END_OF_JOB_FILE)
+
+    def _refresh_collections(self) -> None:
+        for key in self._storage.list("collections/"):
+            worker = parse_collections_key(key)
+            if worker is None or key in self._collection_keys:
+                continue
+            colls, num_workers = parse_collections_file(self._storage.read(key), key)
+            if not self._collection_keys:
+                self.num_workers = num_workers
+            for cname, coll in colls.items():
+                self._collections[cname] = self._collections[cname].merged(coll) if cname in self._collections else coll
+            self._collection_keys.add(key)
+            self._workers.add(worker)
+
+    def _load(self) -> None:
+        """Wait (up to ``wait_timeout_s``) for every worker's collections file, then refresh.
+
+        Raises:
+            StorageNotFoundError: a local folder or a bucket that does not exist.
+            MissingCollectionFiles: the job ended, or the wait ran out, without them.
+        """
+        if isinstance(self._storage, LocalStorage) and not self._storage.exists(""):
+            msg = f"trial path {self.path} does not exist"
+            raise StorageNotFoundError(msg, uri=self.path)
+        if not isinstance(self._storage, LocalStorage):
+            self._storage.exists("")  # raises StorageNotFoundError for a missing bucket
+        deadline = self._clock() + self.wait_timeout_s
+        while True:
+            ended = self.training_has_ended()
+            self._refresh_collections()
+            have = len(self._collection_keys)
+            if have and have >= self.num_workers:
+                break
+            if ended:
+                msg = (f"training has ended but {have} of {max(self.num_workers, 1)} collections files "
+                       f"exist under {self.path}collections/")  # fmt: skip
+                raise MissingCollectionFiles(msg)
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                msg = (f"no complete set of collections files appeared under {self.path} within "
+                       f"{self.wait_timeout_s:g} s ({have} of {self.num_workers}); is the path right?")  # fmt: skip
+                raise MissingCollectionFiles(msg)
+            self._sleep(min(self.poll_interval_s, remaining))
+        self.refresh()
+
+    def _list_start_after(self) -> str | None:
+        first = self.last_complete_step + 1
+        if self.range_steps is not None:
+            first = max(first, self.range_steps[0])
+        if first <= 0:
+            return None
+        return f"index/{first // 1000:09d}/{first:012d}"
+
+    def refresh(self) -> None:
+        """Read index files written since the last refresh (no-op once all steps are loaded)."""
+        if self.loaded_all_steps:
+            return
+        ended = self.training_has_ended()
+        if ended or len(self._collection_keys) < self.num_workers:
+            self._refresh_collections()
+        new: list[tuple[str, int, str]] = []
+        for key in self._storage.list("index/", self._list_start_after()):
+            if key in self._seen_index:
+                continue
+            parsed = parse_index_key(key)
+            if parsed is None:
+                continue
+            step, worker = parsed
+            if self.range_steps is not None and not self.range_steps[0] <= step < self.range_steps[1]:
+                self._seen_index.add(key)
+                continue
+            new.append((key, step, worker))
+        if new:
+            blobs = read_many(self._storage, [k for k, _, _ in new])
+            for (key, step, worker), data in zip(new, blobs):
+                self._add_index(parse_index(data, key, step, worker))
+                self._seen_index.add(key)
+            self._update_last_complete(s for _, s, _ in new)
+        if ended:
+            self.loaded_all_steps = True
+            if self._global_to_mode:
+                self.last_complete_step = max(self.last_complete_step, max(self._global_to_mode))
+
+    def _maybe_refresh(self) -> None:
+        if self.dynamic_refresh and not self.loaded_all_steps:
+            self.refresh()
+
+    maybe_refresh = _maybe_refresh
+
+    def _add_index(self, idx: IndexFile) -> None:
+        mode, mode_step, step, worker = idx.mode, idx.mode_step, idx.step, idx.worker
+        names = self._step_tensors.setdefault(step, set())
+        mode_names = self._mode_tensors.setdefault(mode, set())
+        tensors = self._tensors
+        for entry in idx.tensors:
+            assert idx.event_key is not None  # noqa: S101 - guaranteed by parse_index
+            loc = Location(idx.event_key, entry.start, entry.length)
+            self._fetcher.note_extent(idx.event_key, entry.start + entry.length)
+            red = split_reduction_name(entry.name)
+            tname = red[0] if red else entry.name
+            tensor = tensors.get(tname)
+            if tensor is None:
+                tensor = tensors[tname] = Tensor(tname, self)
+            data = tensor._data(mode, mode_step, worker)
+            if red:
+                if data.reductions is None:
+                    data.reductions = {}
+                data.reductions[(red[1], red[2])] = loc
+            else:
+                data.location = loc
+            names.add(tname)
+            mode_names.add(tname)
+        for name, shape in idx.shapes:
+            tensor = tensors.get(name)
+            if tensor is None:
+                tensor = tensors[name] = Tensor(name, self)
+            tensor._data(mode, mode_step, worker).shape = shape
+            names.add(name)
+            mode_names.add(name)
+        self._global_to_mode.setdefault(step, (mode, mode_step))
+        if mode != ModeKeys.GLOBAL:
+            self._mode_to_global.setdefault(mode, {}).setdefault(mode_step, step)
+        self._workers_for_step.setdefault(step, set()).add(worker)
+        self._workers.add(worker)
+
+    def _update_last_complete(self, steps: Iterable[int]) -> None:
+        for step in steps:
+            if step > self.last_complete_step and len(self._workers_for_step[step]) >= self.num_workers:
+                self.last_complete_step = step
+        pending = [s for s in self._global_to_mode if s > self.last_complete_step]
+        if len(pending) > self._window:
+            pending.sort()
+            self.last_complete_step = pending[len(pending) // 2 - 1]
+
+    # --- steps and modes -----------------------------------------------------------------
+    def _mode_of(self, step: int) -> tuple[ModeKeys, int] | None:
+        return self._global_to_mode.get(step)
+
+    def _global_of(self, mode: ModeKeys, mode_step: int) -> int | None:
+        if mode == ModeKeys.GLOBAL:
+            return mode_step
+        return self._mode_to_global.get(mode, {}).get(mode_step)
+
+    def _is_complete(self, step: int | None) -> bool:
+        if step is None:
+            return False
+        return (
+            self.loaded_all_steps
+            or self.last_complete_step >= step
+            or len(self._workers_for_step.get(step, ())) >= self.num_workers
+        )
+
+    def _all_steps(self, mode: ModeKeys) -> list[int]:
+        self._maybe_refresh()
+        if mode == ModeKeys.GLOBAL:
+            return sorted(self._global_to_mode)
+        return sorted(self._mode_to_global.get(mode, ()))
+
+    def steps(self, mode: ModeKeys = ModeKeys.GLOBAL, show_incomplete_steps: bool = False) -> list[int]:
+        """Saved steps of ``mode`` (global steps by default); complete steps only unless asked."""
+        mode = _check_mode(mode)
+        steps = self._all_steps(mode)
+        if show_incomplete_steps:
+            return steps
+        return [s for s in steps if self._is_complete(self._global_of(mode, s))]
+
+    def modes(self) -> list[ModeKeys]:
+        """The modes with saved steps (GLOBAL is not listed, as in smdebug)."""
+        self._maybe_refresh()
+        return sorted(self._mode_to_global)
+
+    def mode(self, global_step: int) -> ModeKeys | None:
+        """The mode of ``global_step`` (None if unknown)."""
+        mm = self._mode_modestep(global_step)
+        return mm[0] if mm else None
+
+    def mode_step(self, global_step: int) -> int | None:
+        """The step within its mode of ``global_step`` (None if unknown)."""
+        mm = self._mode_modestep(global_step)
+        return mm[1] if mm else None
+
+    def mode_modestep(self, global_step: int) -> tuple[ModeKeys | None, int | None]:
+        """``(mode, mode_step)`` of ``global_step``, ``(None, None)`` if unknown."""
+        mm = self._mode_modestep(global_step)
+        return mm if mm else (None, None)
+
+    def _mode_modestep(self, global_step: int) -> tuple[ModeKeys, int] | None:
+        mm = self._global_to_mode.get(global_step)
+        if mm is None:
+            self._maybe_refresh()
+            mm = self._global_to_mode.get(global_step)
+        return mm
+
+    def global_step(self, mode: ModeKeys, mode_step: int) -> int | None:
+        """The global step of ``mode_step`` in ``mode`` (None if unknown)."""
+        mode = _check_mode(mode)
+        g = self._global_of(mode, mode_step)
+        if g is None:
+            self._maybe_refresh()
+            g = self._global_of(mode, mode_step)
+        return g
+
+    def workers(self) -> list[str]:
+        """Worker names, sorted."""
+        self._maybe_refresh()
+        return sorted(self._workers)
+
+    def has_passed_step(self, step: int, mode: ModeKeys = ModeKeys.GLOBAL) -> StepState:
+        """Whether ``step`` of ``mode`` is AVAILABLE, NOT_YET_AVAILABLE or UNAVAILABLE."""
+        mode = _check_mode(mode)
+        all_steps = self.steps(mode=mode, show_incomplete_steps=True)
+        i = bisect.bisect_left(all_steps, step)
+        if i < len(all_steps):
+            g = self._global_of(mode, all_steps[i])
+            assert g is not None  # noqa: S101 - all_steps come from the same maps
+            if all_steps[i] > step:
+                return StepState.UNAVAILABLE if self.last_complete_step >= g else StepState.NOT_YET_AVAILABLE
+            return StepState.AVAILABLE if self._is_complete(g) else StepState.NOT_YET_AVAILABLE
+        return StepState.UNAVAILABLE if self.loaded_all_steps else StepState.NOT_YET_AVAILABLE
+
+    def wait_for_steps(
+        self,
+        required_steps: Iterable[int],
+        mode: ModeKeys = ModeKeys.GLOBAL,
+        *,
+        timeout_s: float | None = None,
+    ) -> None:
+        """Block until every step in ``required_steps`` is available, polling.
+
+        Raises:
+            StepUnavailable: a step was skipped.
+            NoMoreData: training ended before the step.
+            StepNotYetAvailable: the wait (``timeout_s``, default ``wait_timeout_s``) ran out.
+        """
+        mode = _check_mode(mode)
+        deadline = self._clock() + (self.wait_timeout_s if timeout_s is None else timeout_s)
+        for step in required_steps:
+            while True:
+                self.refresh()
+                state = self.has_passed_step(step, mode)
+                if state == StepState.AVAILABLE:
+                    break
+                if state == StepState.UNAVAILABLE:
+                    steps = self.steps(mode=mode, show_incomplete_steps=True)
+                    last = steps[-1] if steps else -1
+                    if not self.loaded_all_steps or step < last:
+                        raise StepUnavailable(step, mode)
+                    raise NoMoreData(step, mode, last)
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    raise StepNotYetAvailable(step, mode)
+                self._sleep(min(self.poll_interval_s, remaining))
+
+    # --- tensors and collections -----------------------------------------------------------
+    def has_tensor(self, tname: str) -> bool:
+        """Whether tensor ``tname`` has been saved (refreshes once if not yet seen)."""
+        if tname not in self._tensors:
+            self._maybe_refresh()
+        return tname in self._tensors
+
+    def tensor(self, tname: str) -> Tensor:
+        """The :class:`Tensor` named ``tname``.
+
+        Raises:
+            TensorUnavailable: no step holds it.
+        """
+        if not self.has_tensor(tname):
+            raise TensorUnavailable(tname)
+        return self._tensors[tname]
+
+    def collections(self) -> dict[str, Collection]:
+        """``{name: Collection}`` from the workers' collections files."""
+        return dict(self._collections)
+
+    def collection(self, coll_name: str) -> Collection:
+        """The collection named ``coll_name``.
+
+        Raises:
+            ConfigValueError: no such collection.
+        """
+        try:
+            return self._collections[coll_name]
+        except KeyError:
+            msg = field_error_message("collection", f"one of {sorted(self._collections)}", coll_name)
+            raise ConfigValueError(msg, field="collection", value=coll_name) from None
+
+    def tensor_names(
+        self,
+        show_prefixed_tensors: bool = False,
+        *,
+        step: int | None = None,
+        mode: ModeKeys = ModeKeys.GLOBAL,
+        regex: str | list[str] | None = None,
+        collection: str | Collection | None = None,
+    ) -> list[str]:
+        """Sorted names of saved tensors, filtered by step, mode, regex or collection.
+
+        ``show_prefixed_tensors`` is accepted for compatibility; reductions are always
+        folded into their base tensor.
+
+        Raises:
+            ConfigValueError: both ``regex`` and ``collection``, or an unknown collection.
+        """
+        mode = _check_mode(mode)
+        self._maybe_refresh()
+        if regex is not None and collection is not None:
+            msg = "only one of 'regex' and 'collection' may be given"
+            raise ConfigValueError(msg, field="regex", value=regex)
+        names: set[str]
+        if step is None:
+            names = set(self._tensors) if mode == ModeKeys.GLOBAL else set(self._mode_tensors.get(mode, ()))
+        else:
+            g = self._global_of(mode, step)
+            names = set(self._step_tensors.get(g, ())) if g is not None else set()
+        if collection is not None:
+            coll = collection if isinstance(collection, Collection) else self.collection(collection)
+            names = {n for n in names if coll.matches(n)}
+        elif regex is not None:
+            patterns = [regex] if isinstance(regex, str) else list(regex)
+            names = {n for n in names if any(re.search(p, n) for p in patterns)}
+        return sorted(names)
+
+    def _describe(self) -> dict[str, Any]:
+        return {"name": self.name, "path": self.path, "steps": self.steps(), "workers": self.workers()}

@@ -1,0 +1,65 @@
+"""TensorBoardWriter output as read by TensorBoard's own EventAccumulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sagemaker_debugger_ext._exceptions import ConfigValueError, PathEscapeError
+from sagemaker_debugger_ext.format import FooterCheck, TensorBoardWriter, read_records
+
+
+def _accumulator(path: Path):  # type: ignore[no-untyped-def]
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0})
+    acc.Reload()
+    return acc
+
+
+def test_event_accumulator_reads_scalars_and_histograms(tmp_path: Path) -> None:
+    """Scalars and histograms written over 3 steps are read back by TensorBoard."""
+    rng = np.random.default_rng(1)
+    values = {s: rng.normal(size=500) for s in range(3)}
+    with TensorBoardWriter(tmp_path, mode_name="TRAIN") as tb:
+        for step in range(3):
+            tb.add_scalar("losses/loss", 1.0 / (step + 1), step)
+            assert tb.add_histogram("weights/w", values[step], step)
+    files = sorted((tmp_path / "TRAIN").glob("*.tfevents"))
+    assert [f.name.split("_")[0] for f in files] == ["000000000000", "000000000001", "000000000002"]
+    acc = _accumulator(tmp_path / "TRAIN")
+    scalars = acc.Scalars("losses/loss")
+    assert [(s.step, round(s.value, 6)) for s in scalars] == [(0, 1.0), (1, 0.5), (2, round(1 / 3, 6))]
+    hists = acc.Histograms("weights/w")
+    assert [h.step for h in hists] == [0, 1, 2]
+    h = hists[1].histogram_value
+    assert h.num == 500 and sum(h.bucket) == 500
+    assert h.min == pytest.approx(values[1].min()) and h.max == pytest.approx(values[1].max())
+    assert h.sum_squares == pytest.approx(float(values[1] @ values[1]))
+    assert h.bucket_limit[-1] >= h.max and h.bucket[0] == 0
+
+
+def test_tensorboard_files_carry_real_crcs(tmp_path: Path) -> None:
+    """TensorBoard files pass the full payload-CRC check."""
+    tb = TensorBoardWriter(tmp_path, mode_name="EVAL")
+    tb.add_scalar("a", 3.0, 4)
+    tb.flush()
+    tb.add_scalar("b", 4.0, 4)  # same step: the file is rewritten with both records
+    tb.close()
+    (f,) = (tmp_path / "EVAL").glob("*.tfevents")
+    assert len(list(read_records(str(f), check=FooterCheck.FULL, allow_torn_tail=False))) == 2
+
+
+def test_histogram_of_non_finite_values_is_skipped(tmp_path: Path) -> None:
+    """All-NaN or empty input writes no histogram; a bad scalar raises a clear error."""
+    tb = TensorBoardWriter(tmp_path, mode_name="TRAIN")
+    assert not tb.add_histogram("h", np.array([np.nan, np.inf]), 0)
+    assert not tb.add_histogram("h", np.array([]), 0)
+    with pytest.raises(ConfigValueError, match="'value' must be a number"):
+        tb.add_scalar("s", np.array([1.0, 2.0]), 0)
+    tb.close()
+    assert not (tmp_path / "TRAIN").exists()
+    with pytest.raises(PathEscapeError):
+        TensorBoardWriter(tmp_path, mode_name="../x")

@@ -1,0 +1,182 @@
+"""StepWriter, collections JSON, end marker: golden bytes and round trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sagemaker_debugger_ext._exceptions import ConfigTypeError, PathEscapeError, UnsupportedDTypeError
+from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.format import (
+    StepWriter,
+    decode_tensor_record,
+    read_records,
+    write_collections_file,
+    write_training_end,
+)
+
+# Event.wall_time of the reference §2.4 file (the 8 bytes after the 0x09 key).
+WALL_TIME = float(np.frombuffer(bytes.fromhex("17b45ee9adc0da41"), "<f8")[0])
+
+ALL_DTYPES = [
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128",
+]  # fmt: skip
+
+
+def _read_all(root: Path, step: int, worker: str = "worker_0") -> dict[str, np.ndarray]:
+    data = (root / f"events/{step:012d}/{step:012d}_{worker}.tfevents").read_bytes()
+    return {d.tag: d.value for d in (decode_tensor_record(r.payload) for r in read_records(data))}
+
+
+def test_reference_file_reproduced_byte_for_byte(smdebug_runs: Path, tmp_path: Path) -> None:
+    """The §2.4 file (tensor t=[1,2,3] float32, TRAIN step 3, global 7) is reproduced exactly."""
+    with StepWriter(tmp_path, global_step=7, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=3,
+                    clock=lambda: WALL_TIME) as w:  # fmt: skip
+        w.write_tensor("t", np.array([1, 2, 3], np.float32))
+    ref = smdebug_runs / "sample_run_min"
+    rel_event = "events/000000000007/000000000007_worker_0.tfevents"
+    rel_index = "index/000000000/000000000007_worker_0.json"
+    assert (tmp_path / rel_event).read_bytes() == (ref / rel_event).read_bytes()
+    assert (tmp_path / rel_index).read_bytes() == (ref / rel_index).read_bytes()
+
+
+def test_reference_bytes_hard_coded(tmp_path: Path) -> None:
+    """Without the fixture, the writer still yields the 92 bytes dissected in reference §2.4."""
+    expected = bytes.fromhex(
+        "4c00000000000000f5d4a2a00917b45ee9adc0da4110072a3f0a3d0a0174421b"
+        "080112091207080312037 45f33220c0000803f00000040000040404a1b0a0e0a"
+        "096d6f64655f737465701201330a090a046d6f6465120131b3c02d06".replace(" ", "")
+    )
+    with StepWriter(tmp_path, global_step=7, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=3,
+                    clock=lambda: WALL_TIME) as w:  # fmt: skip
+        w.write_tensor("t", [1.0, 2.0, 3.0], dtype="float32")
+    assert (tmp_path / "events/000000000007/000000000007_worker_0.tfevents").read_bytes() == expected
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=ALL_DTYPES)
+def test_every_dtype_round_trips(tmp_path: Path, dtype: str) -> None:
+    """Each numeric dtype comes back with the same dtype, shape and values."""
+    rng = np.random.default_rng(0)
+    value = (rng.normal(size=(3, 4)) * 50).astype(dtype)
+    if dtype.startswith("complex"):
+        value = value + 1j * value
+    with StepWriter(tmp_path, global_step=3, worker="worker_1") as w:
+        w.write_tensor("a/b:0", value)
+        w.write_tensor("scalar0d", value.reshape(-1)[:1].reshape(()))
+    got = _read_all(tmp_path, 3, "worker_1")
+    assert got["a/b:0"].dtype == value.dtype
+    np.testing.assert_array_equal(got["a/b:0"], value)
+    assert got["scalar0d"].shape == ()
+
+
+def test_bfloat16_bits_read_back_as_float32(tmp_path: Path) -> None:
+    """Raw bf16 bits written with dtype='bfloat16' read back as the exact float32 values."""
+    f32 = np.array([1.0, -2.5, 3.140625, 0.0], np.float32)
+    bits = (f32.view(np.uint32) >> 16).astype(np.uint16)
+    with StepWriter(tmp_path, global_step=0, worker="worker_0") as w:
+        w.write_tensor("bf", bits, dtype="bfloat16")
+    got = _read_all(tmp_path, 0)["bf"]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, f32)
+
+
+def test_strings_and_python_scalars(tmp_path: Path) -> None:
+    """Strings use string_val; Python scalars become shape (1,) as in smdebug."""
+    with StepWriter(tmp_path, global_step=1, worker="worker_0", mode=ModeKeys.EVAL, mode_step=0) as w:
+        w.write_tensor("s", np.array(["héllo", "x"]))
+        w.write_tensor("f", 2.5)
+        w.write_tensor("i", 7)
+    data = (tmp_path / "events/000000000001/000000000001_worker_0.tfevents").read_bytes()
+    recs = [decode_tensor_record(r.payload) for r in read_records(data)]
+    assert recs[0].value.tolist() == ["héllo", "x"]
+    assert recs[1].value.shape == (1,) and recs[1].value.dtype == np.float64
+    assert recs[2].value.tolist() == [7]
+    assert {(r.mode, r.mode_step, r.step) for r in recs} == {(ModeKeys.EVAL, 0, 1)}
+
+
+def test_index_offsets_cover_each_record(tmp_path: Path) -> None:
+    """Index start_idx/length slice exactly one full record per tensor, in order."""
+    with StepWriter(tmp_path, global_step=1234, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=9) as w:
+        for i in range(5):
+            w.write_tensor(f"t{i}", np.arange(i * 100, dtype=np.float32))
+        w.write_shape("t0", (0,))
+    index = json.loads((tmp_path / "index/000000001/000000001234_worker_0.json").read_text())
+    assert index["meta"] == {"mode": "TRAIN", "mode_step": 9,
+                             "event_file_name": "events/000000001234/000000001234_worker_0.tfevents"}  # fmt: skip
+    assert index["shape_payload"] == [{"tensorname": "t0", "originalname": "t0", "shape": [0]}]
+    data = (tmp_path / index["meta"]["event_file_name"]).read_bytes()
+    for i, entry in enumerate(index["tensor_payload"]):
+        chunk = data[entry["start_idx"] : entry["start_idx"] + entry["length"]]
+        (rec,) = read_records(chunk, allow_torn_tail=False)
+        assert decode_tensor_record(rec.payload).value.size == i * 100
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_empty_writer_writes_nothing(tmp_path: Path) -> None:
+    """A StepWriter closed with no tensor or shape leaves no file behind."""
+    StepWriter(tmp_path / "t", global_step=0, worker="worker_0").close()
+    assert not (tmp_path / "t").exists()
+
+
+def test_shape_only_index_has_no_event_file(tmp_path: Path) -> None:
+    """Shapes alone produce an index without event_file_name, and no event file."""
+    with StepWriter(tmp_path, global_step=2, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=2) as w:
+        w.write_shape("w", (3, 4))
+    index = json.loads((tmp_path / "index/000000000/000000000002_worker_0.json").read_text())
+    assert index["meta"] == {"mode": "TRAIN", "mode_step": 2}
+    assert not (tmp_path / "events").exists()
+
+
+@pytest.mark.parametrize("worker", ["../x", "a/b", "", "..", "a\\b"], ids=["dotdot", "slash", "empty", "up", "bslash"])
+def test_unsafe_worker_names_refused(tmp_path: Path, worker: str) -> None:
+    """Worker names that would escape the trial folder raise PathEscapeError."""
+    with pytest.raises(PathEscapeError, match="'worker' must be"):
+        StepWriter(tmp_path, global_step=0, worker=worker)
+    with pytest.raises(PathEscapeError):
+        write_collections_file(tmp_path, worker, {}, 1)
+
+
+def test_unsupported_dtype_and_bad_name(tmp_path: Path) -> None:
+    """datetime64 data and an empty tensor name are refused with clear errors."""
+    w = StepWriter(tmp_path, global_step=0, worker="worker_0")
+    with pytest.raises(UnsupportedDTypeError, match="'dtype' must be one of"):
+        w.write_tensor("d", np.array(["2020-01-01"], dtype="datetime64[D]"))
+    with pytest.raises(UnsupportedDTypeError, match="'dtype' must be"):
+        w.write_tensor("d", np.zeros(2, np.uint16), dtype="bfloat17")
+    with pytest.raises(ConfigTypeError, match="'name' must be a non-empty str"):
+        w.write_tensor("", np.zeros(2))
+
+
+def test_collections_file_and_end_marker(tmp_path: Path) -> None:
+    """The collections JSON carries _meta.num_workers; the end marker is an empty file."""
+    coll = {"weights": {"name": "weights", "include_regex": [], "tensor_names": ["w"],
+                        "reduction_config": None, "save_config": None, "save_histogram": True}}  # fmt: skip
+    path = write_collections_file(tmp_path, "worker_0", coll, 2)
+    doc = json.loads(path.read_text())
+    assert path.relative_to(tmp_path).as_posix() == "collections/000000000/worker_0_collections.json"
+    assert doc == {"collections": coll, "_meta": {"num_workers": 2}}
+    end = write_training_end(tmp_path)
+    assert end.name == "training_job_end.ts" and end.read_bytes() == b""
+
+
+def test_value_is_captured_at_write_time(tmp_path: Path) -> None:
+    """Changing the array after write_tensor (an optimizer step) does not change the file."""
+    value = np.ones(4, np.float32)
+    with StepWriter(tmp_path, global_step=0, worker="worker_0") as w:
+        w.write_tensor("w", value)
+        value += 5
+    np.testing.assert_array_equal(_read_all(tmp_path, 0)["w"], np.ones(4, np.float32))
+
+
+def test_non_contiguous_and_big_endian_inputs(tmp_path: Path) -> None:
+    """Transposed views and big-endian arrays are stored as little-endian C-order data."""
+    base = np.arange(12, dtype=">f8").reshape(3, 4)
+    with StepWriter(tmp_path, global_step=0, worker="worker_0") as w:
+        w.write_tensor("t", base.T)
+    got = _read_all(tmp_path, 0)["t"]
+    np.testing.assert_array_equal(got, base.T)
+    assert got.dtype == np.dtype("<f8")

@@ -1,0 +1,95 @@
+"""Fixtures for local-mode tests: a stand-in rule module, request builders, job helpers."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+
+@pytest.fixture
+def scripts_dir() -> Path:
+    """Folder holding the tiny training script and the stand-in rule module."""
+    return SCRIPTS
+
+
+@pytest.fixture
+def standin_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``standin_rules`` importable in the job's processes (PYTHONPATH is inherited)."""
+    old = os.environ.get("PYTHONPATH", "")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(SCRIPTS), old) if p))
+
+
+@pytest.fixture
+def local_client(standin_path: None) -> Any:
+    """A LocalTrainingClient whose debug rules run the stand-in rule module."""
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+
+    return LocalTrainingClient(
+        settings={"DebugRuleModule": "standin_rules", "StartMonitor": False, "SyncIntervalSeconds": 0.2},
+        region="us-west-2",
+    )
+
+
+@pytest.fixture
+def make_request(tmp_path: Path) -> Callable[..., dict[str, Any]]:
+    """Build a CreateTrainingJob request for ``train_steps.py``."""
+
+    def build(
+        name: str,
+        *,
+        hps: dict[str, str] | None = None,
+        rules: tuple[str, ...] = (),
+        output: str | None = None,
+        count: int = 1,
+        hook: bool = True,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        out = output or (tmp_path / "out").as_uri()
+        req: dict[str, Any] = {
+            "TrainingJobName": name,
+            "AlgorithmSpecification": {"TrainingImage": "local-image", "TrainingInputMode": "File"},
+            "RoleArn": "arn:aws:iam::123456789012:role/local",
+            "OutputDataConfig": {"S3OutputPath": out},
+            "ResourceConfig": {"InstanceType": "local", "InstanceCount": count, "VolumeSizeInGB": 30},
+            "StoppingCondition": {"MaxRuntimeInSeconds": 120},
+            "HyperParameters": {
+                "sagemaker_program": '"train_steps.py"',
+                "sagemaker_submit_directory": f'"{SCRIPTS.as_uri()}"',
+                **(hps or {}),
+            },
+        }
+        if hook:
+            req["DebugHookConfig"] = {"S3OutputPath": out, "CollectionConfigurations": []}
+        if rules:
+            req["DebugRuleConfigurations"] = [
+                {"RuleConfigurationName": r, "RuleEvaluatorImage": "local", "RuleParameters": {"rule_to_invoke": r}}
+                for r in rules
+            ]
+        req.update(extra)
+        return req
+
+    return build
+
+
+def wait_for(condition: Callable[[], Any], *, timeout_s: float = 30.0, what: str = "condition") -> Any:
+    """Poll ``condition`` until it returns something truthy (no fixed sleeps)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+@pytest.fixture
+def poll() -> Callable[..., Any]:
+    """The ``wait_for`` helper as a fixture."""
+    return wait_for

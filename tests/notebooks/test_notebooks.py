@@ -1,0 +1,83 @@
+"""The notebooks in notebooks/ run top to bottom in a real Jupyter kernel (nbclient)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+
+# What each notebook imports from the package; a missing module means a part not built yet.
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "01-quickstart.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.trials"),
+    "02-custom-rules.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.rules"),
+    "03-trial-analysis.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.trials"),
+    "04-profiler-report.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.profiler"),
+    "05-xgboost-report.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.xgboost", "sagemaker_debugger_ext.trials"),
+}
+
+
+def _missing(modules: tuple[str, ...]) -> list[str]:
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def _outputs(nb: dict) -> list[dict]:
+    return [out for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", [])]
+
+
+def _text(out: dict) -> str:
+    if out.get("output_type") == "stream":
+        return str(out.get("text", ""))
+    data = out.get("data", {})
+    return str(data.get("text/plain", "")) + str(data.get("text/html", ""))
+
+
+def test_every_notebook_is_listed():
+    """Each notebook in notebooks/ declares what it needs, so none is run blind."""
+    assert NOTEBOOKS, f"no notebooks in {NOTEBOOKS_DIR}"
+    assert sorted(n.name for n in NOTEBOOKS) == sorted(REQUIRES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook runs without error; its outputs show the rule summary and an image."""
+    missing = _missing(REQUIRES.get(path.name, ()))
+    if missing:
+        pytest.xfail(f"{path.name} needs parts not built yet: {missing}")
+    work = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS_DIR, work, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    # The kernel is this interpreter (jupyter_client maps "python" to sys.executable); its
+    # matplotlib backend is the inline one.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(work)}}
+    )
+    client.execute()
+    outputs = _outputs(nb)
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    assert not errors, json.dumps(errors)[:2000]
+    assert any("image/png" in o.get("data", {}) for o in outputs), f"{path.name} shows no image"
+    text = "\n".join(_text(o) for o in outputs)
+    assert "Rule summary" in text, f"{path.name} shows no rule summary"
+    assert "IssuesFound" in text or "NoIssuesFound" in text, f"{path.name} shows no rule status"

@@ -1,0 +1,171 @@
+"""The system monitor process: SageMaker's file layout, sample rate, SIGTERM, live config."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from sagemaker_debugger_ext._exceptions import ProfilerError
+from sagemaker_debugger_ext.profiler import ProfilerTrial
+from sagemaker_debugger_ext.profiler._monitor import MonitorOptions, SystemMonitor
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _start(out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor", "--output-dir", str(out), *extra],
+        env=env, stderr=subprocess.PIPE,
+    )
+
+
+def _timestamps(out: Path) -> list[float]:
+    trial = ProfilerTrial(out)
+    return sorted({e.timestamp for e in trial.get_system_metrics()})
+
+
+def _wait_for(cond, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met before the deadline")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=10)
+
+
+def test_monitor_writes_sagemaker_layout_at_requested_rate(tmp_path):
+    """At 100 ms: per-minute files under system/incremental/<hour>/, well formed, rate within 25%."""
+    proc = _start(tmp_path, "--interval-ms", "100", "--host", "algo-1")
+    try:
+        _wait_for(lambda: len(_timestamps(tmp_path)) >= 30)
+    finally:
+        assert _stop(proc) == 0
+    files = sorted((tmp_path / "system" / "incremental").glob("*/*.json"))
+    assert files
+    last_ts = None
+    for path in files:
+        minute = int(path.name.split(".")[0])
+        assert path.name == f"{minute}.algo-1.json" and minute % 60 == 0
+        assert path.parent.name == datetime.fromtimestamp(minute, tz=timezone.utc).strftime("%Y%m%d%H")
+        for line in path.read_text().splitlines():
+            obj = json.loads(line)
+            assert set(obj) == {"Type", "Name", "Dimension", "Value", "NodeId", "Timestamp"}
+            assert obj["NodeId"] == "algo-1"
+            assert minute <= obj["Timestamp"] < minute + 60
+            assert last_ts is None or obj["Timestamp"] >= last_ts
+            last_ts = obj["Timestamp"]
+    ts = _timestamps(tmp_path)
+    mean_gap = (ts[-1] - ts[0]) / (len(ts) - 1)
+    assert 0.075 <= mean_gap <= 0.125, mean_gap
+    dims = {e.dimension for e in ProfilerTrial(tmp_path).get_system_metrics()}
+    assert {"CPUUtilization", "I/OWaitPercentage", "Memory", "CPUUtilizationTotal"} <= dims
+    cores = {e.name for e in ProfilerTrial(tmp_path).get_system_metrics() if e.dimension == "CPUUtilization"}
+    assert len(cores) == os.cpu_count()
+
+
+def test_monitor_exits_promptly_on_sigterm_with_long_interval(tmp_path):
+    """SIGTERM ends a monitor sampling every minute within seconds, exit code 0, data flushed."""
+    proc = _start(tmp_path, "--interval-ms", "60000")
+    try:
+        _wait_for(lambda: len(_timestamps(tmp_path)) >= 1)
+        t0 = time.monotonic()
+        code = _stop(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0
+    assert time.monotonic() - t0 < 5
+    assert len(_timestamps(tmp_path)) == 1
+
+
+def test_monitor_applies_interval_from_watched_config(tmp_path):
+    """Changing ProfilingIntervalInMilliseconds in the watched profilerconfig.json changes the rate."""
+    config = tmp_path / "profilerconfig.json"
+    config.write_text(json.dumps({"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 100}))
+    out = tmp_path / "out"
+    proc = _start(out, "--interval-ms", "500", "--config-file", str(config))
+    try:
+        _wait_for(lambda: len(_timestamps(out)) >= 5)
+        early = _timestamps(out)
+        assert (early[-1] - early[0]) / (len(early) - 1) < 0.3  # the file's 100 ms won over the flag
+        tmp = tmp_path / "cfg.tmp"
+        tmp.write_text(json.dumps({"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 400}))
+        os.replace(tmp, config)
+        changed_at = time.time()
+
+        def _slow_gaps():
+            ts = [t for t in _timestamps(out) if t > changed_at + 0.2]
+            return len(ts) >= 4 and ts
+
+        ts = _wait_for(_slow_gaps)
+    finally:
+        assert _stop(proc) == 0
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    assert all(0.3 <= g <= 0.5 for g in gaps), gaps
+
+
+def test_poll_config_applies_disable_and_interval(tmp_path):
+    """poll_config reads DisableProfiler/interval when the file changes and ignores broken JSON."""
+    config = tmp_path / "profilerconfig.json"
+    config.write_text(json.dumps({"DisableProfiler": True, "ProfilingIntervalInMilliseconds": 200}))
+    monitor = SystemMonitor(MonitorOptions(output_dir=tmp_path, interval_ms=500, config_file=config))
+    assert monitor.poll_config() is True
+    assert monitor.disabled and monitor.interval_s == pytest.approx(0.2)
+    assert monitor.poll_config() is False  # unchanged file
+    config.write_text("{not json")
+    assert monitor.poll_config() is False
+    assert monitor.disabled
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [({"interval_ms": 0}, "interval_ms"), ({"host": "../etc"}, "host"), ({"host_index": 0}, "host_index")],
+    ids=["interval", "host", "host-index"],
+)
+def test_monitor_options_reject_bad_values(tmp_path, kwargs, field):
+    """Bad monitor options raise ProfilerError naming the field."""
+    with pytest.raises(ProfilerError, match=f"'{field}'"):
+        MonitorOptions(output_dir=tmp_path, **kwargs)
+
+
+def test_host_index_names_the_files(tmp_path):
+    """--host-index N names the files algo-N whatever the host name."""
+    assert MonitorOptions(output_dir=tmp_path, host="worker", host_index=3).file_suffix == "algo-3"
+    assert MonitorOptions(output_dir=tmp_path, host="algo-2").file_suffix == "algo-2"
+
+
+@pytest.mark.gpu
+def test_monitor_records_gpu_metrics_on_gpu_machine(tmp_path):
+    """With a GPU and nvidia-ml-py, samples include GPUUtilization and GPUMemoryUtilization."""
+    pynvml = pytest.importorskip("pynvml")
+    try:
+        pynvml.nvmlInit()
+        count = pynvml.nvmlDeviceGetCount()
+    except pynvml.NVMLError:
+        pytest.skip("no NVIDIA GPU")
+    if count == 0:
+        pytest.skip("no NVIDIA GPU")
+    proc = _start(tmp_path, "--interval-ms", "100")
+    try:
+        _wait_for(lambda: len(_timestamps(tmp_path)) >= 5)
+    finally:
+        assert _stop(proc) == 0
+    trial = ProfilerTrial(tmp_path)
+    assert trial.has_gpu_metrics()
+    names = {e.name for e in trial.get_system_metrics() if e.dimension == "GPUUtilization"}
+    assert names == {f"gpu{i}" for i in range(count)}

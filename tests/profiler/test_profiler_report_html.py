@@ -1,0 +1,154 @@
+"""ProfilerReport HTML (every image a real PNG) and a real workload through the real monitor."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from sagemaker_debugger_ext.cli import main as cli_main
+from sagemaker_debugger_ext.profiler import render_profiler_report
+
+REPO = Path(__file__).resolve().parents[2]
+PNG_SIG = b"\x89PNG\r\n\x1a\n"
+
+
+class _Images(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.srcs: list[str] = []
+        self.svgs = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.srcs.append(dict(attrs).get("src") or "")
+        elif tag == "svg":
+            self.svgs += 1
+
+
+def assert_images_valid(html_path: Path) -> int:
+    """Every <img> is a non-empty PNG (or SVG) data URI; returns how many images."""
+    parser = _Images()
+    parser.feed(html_path.read_text(encoding="utf-8"))
+    assert parser.srcs or parser.svgs
+    for src in parser.srcs:
+        head, _, payload = src.partition(",")
+        if head == "data:image/svg+xml;base64":
+            assert b"<svg" in base64.b64decode(payload)
+            continue
+        assert head == "data:image/png;base64", head
+        png = base64.b64decode(payload, validate=True)
+        assert png[:8] == PNG_SIG and png[12:16] == b"IHDR"
+        width, height = struct.unpack(">II", png[16:24])
+        assert width > 100 and height > 50 and len(png) > 1000
+    return len(parser.srcs) + parser.svgs
+
+
+def test_report_images_are_pngs_and_table_lists_rules(profiler_data, tmp_path):
+    """render_profiler_report writes an HTML whose images are PNGs and whose table names every rule."""
+    profiler_data.system(60, cpu=lambda i, c: 50.0 + c)
+    profiler_data.steps([0.1] * 50 + [2.0] * 3)
+    profiler_data.end()
+    out = render_profiler_report(profiler_data.root, tmp_path / "report")
+    assert out == tmp_path / "report" / "profiler-report.html"
+    assert assert_images_valid(out) == 5
+    text = out.read_text()
+    for rule in ("StepOutlier", "CPUBottleneck", "LowGPUUtilization", "MaxInitializationTime", "Dataloader"):
+        assert f"<b>{rule}</b>" in text
+    assert "Times triggered" in text and "Recommendation" in text
+    assert "no GPU" in text
+    assert json.loads((tmp_path / "report/profiler-reports/StepOutlier.json").read_text())["RuleName"] == "StepOutlier"
+
+
+def test_cli_report_subcommand_renders_folder(profiler_data, tmp_path, capsys):
+    """`sagemaker-debugger-ext report PATH --out DIR` prints the HTML path."""
+    profiler_data.system(10)
+    code = cli_main(["report", str(profiler_data.root), "--out", str(tmp_path / "r"),
+                     "--param", "StepOutlier_stddev=2"])
+    assert code == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "r" / "profiler-report.html")
+    assert_images_valid(tmp_path / "r" / "profiler-report.html")
+
+
+def test_cli_report_bad_param_is_one_line_error(profiler_data, tmp_path, capsys):
+    """A malformed --param is reported as an error, exit code 2."""
+    assert cli_main(["report", str(profiler_data.root), "--param", "Nope_x=1"]) == 2
+    assert "'parameter' must be" in capsys.readouterr().err
+
+
+WORKLOAD = r'''
+import os, sys, time
+from sagemaker_debugger_ext.profiler import FrameworkMetricsWriter
+prof = sys.argv[1]
+end = time.time() + 2.5
+while time.time() < end:  # slow, CPU-bound start
+    pass
+w = FrameworkMetricsWriter(prof, f"{os.getpid()}-algo-1", close_interval_s=0.5)
+for step in range(60):
+    t0 = time.time()
+    x = 0
+    for i in range(150000):  # CPU-bound "data loader"
+        x += i * i
+    w.record("DataLoaderIterator", "dataloader", t0, time.time(), step, "TRAIN")
+    if step in (20, 35, 50, 55):  # injected slow steps
+        stop = time.time() + 0.6
+        while time.time() < stop:
+            pass
+    w.record("Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", t0, time.time(), step, "TRAIN")
+w.close()
+'''
+
+
+@pytest.mark.slow
+def test_real_workload_through_real_monitor_and_rule_process(tmp_path):
+    """Monitor + ProfilerReport process on a slow-starting, CPU-bound job with slow steps."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    prof = tmp_path / "profiler"
+    prof.mkdir()
+    params = {"MaxInitializationTime_threshold": "0.03", "StepOutlier_n_outliers": "2",
+              "CPUBottleneck_patience": "5", "CPUBottleneck_threshold": "30", "CPUBottleneck_cpu_threshold": "45"}
+    params.update({f"{r}_scan_interval_us": "1000000" for r in (
+        "BatchSize", "CPUBottleneck", "Dataloader", "GPUMemoryIncrease", "IOBottleneck", "LoadBalancing",
+        "LowGPUUtilization", "MaxInitializationTime", "OverallSystemUsage", "StepOutlier")})
+    params_file = tmp_path / "params.json"
+    params_file.write_text(json.dumps({"rule_to_invoke": "ProfilerReport", **params}))
+    status = tmp_path / "status.json"
+    out = tmp_path / "rule-out"
+    monitor = subprocess.Popen([sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
+                                "--output-dir", str(prof), "--interval-ms", "100"], env=env)
+    rule = subprocess.Popen([sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run",
+                             "--trial-path", str(prof), "--rule-name", "ProfilerReport",
+                             "--rule-parameters-file", str(params_file), "--output-dir", str(out),
+                             "--status-file", str(status)], env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(prof.glob("system/incremental/*/*.json")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        script = tmp_path / "train.py"
+        script.write_text(WORKLOAD)
+        subprocess.run([sys.executable, str(script), str(prof)], env=env, check=True, timeout=120)
+        monitor.send_signal(signal.SIGTERM)
+        assert monitor.wait(timeout=10) == 0
+        (prof / "training_job_end.ts").touch()
+        assert rule.wait(timeout=120) == 0
+    finally:
+        for proc in (monitor, rule):
+            if proc.poll() is None:
+                proc.kill()
+    body = json.loads(status.read_text())
+    assert body["RuleEvaluationStatus"] == "IssuesFound", body
+    reports = out / "profiler-output" / "profiler-reports"
+    for name in ("MaxInitializationTime", "StepOutlier", "CPUBottleneck"):
+        report = json.loads((reports / f"{name}.json").read_text())
+        assert report["RuleTriggered"] >= 1, (name, report)
+    assert json.loads((reports / "OverallSystemUsage.json").read_text())["RuleTriggered"] == 0
+    assert assert_images_valid(out / "profiler-output" / "profiler-report.html") == 5
