@@ -66,7 +66,22 @@ def _hook(out_dir: Path, interval: int) -> Any:
 
 
 def run() -> dict[str, object]:
-    """Return ``hook_overhead_interval10`` and ``hook_overhead_interval1`` (+ raw timings)."""
+    """Return ``hook_overhead_interval10`` and ``hook_overhead_interval1`` (+ raw timings).
+
+    Torch runs on one intra-op thread so that the numbers do not depend on how many other
+    processes share the machine's cores (the hook's background writer gets a core).
+    """
+    import torch  # noqa: PLC0415
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _measure()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _measure() -> dict[str, object]:
     base: list[float] = []
     i10: list[float] = []
     i1: list[float] = []

@@ -15,17 +15,6 @@ HERE = Path(__file__).resolve().parent
 
 ROLE = 'ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"  # any role ARN: local mode does not assume it'
 
-WAIT_RULES = '''\
-def wait_for_rules(job, timeout_s=120):
-    """Poll the job until no rule is InProgress (rules finish after training ends)."""
-    import time
-    deadline = time.monotonic() + timeout_s
-    while True:
-        statuses = job.rule_job_summary()
-        if all(s["RuleEvaluationStatus"] != "InProgress" for s in statuses) or time.monotonic() > deadline:
-            return statuses
-        time.sleep(0.5)'''
-
 QUICKSTART = [
     new_markdown_cell(
         "# Quickstart: a local job with built-in rules\n\n"
@@ -64,8 +53,8 @@ QUICKSTART = [
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_markdown_cell("## The rule summary\n\nThe same list `DescribeTrainingJob` returns on SageMaker."),
-    new_code_cell(WAIT_RULES + "\n\njob = estimator.latest_training_job\nwait_for_rules(job)\nsummary = rule_summary(job.describe())\nprint(summary)"),
+    new_markdown_cell("## The rule summary\n\n`fit()` returns once training and the rules have finished. The statuses are those `DescribeTrainingJob` returns on SageMaker."),
+    new_code_cell("job = estimator.latest_training_job\nsummary = rule_summary(job.describe())\nprint(summary)"),
     new_markdown_cell("## The flagged tensors\n\nOpen the job's debug output as a trial and plot what each rule that found issues looked at."),
     new_code_cell(
         "import matplotlib.pyplot as plt\n\n"
@@ -136,7 +125,7 @@ CUSTOM_RULES = [
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_code_cell(WAIT_RULES + "\n\njob = estimator.latest_training_job\nwait_for_rules(job)\nprint(rule_summary(job.describe()))"),
+    new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
     new_markdown_cell("## The same rule on the trial, interactively\n\n`invoke_rule` runs it step by step, exactly like smdebug."),
     new_code_cell(
         "from large_gradient import LargeGradient\n"
@@ -164,7 +153,7 @@ TRIAL_ANALYSIS = [
         "API is smdebug's. We run a short job first, then explore its trial."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import DebuggerHookConfig, Estimator, Rule, rule_configs\n"
+        "from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import plot_tensor, rule_summary, summarize_trial\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE + "\n\n"
         "estimator = Estimator(\n"
@@ -175,12 +164,15 @@ TRIAL_ANALYSIS = [
         "    entry_point=\"train_pytorch.py\",\n"
         "    source_dir=\"scripts\",\n"
         "    hyperparameters={\"epochs\": 2, \"lr\": 0.1},\n"
-        "    debugger_hook_config=DebuggerHookConfig(hook_parameters={\"save_interval\": \"1\"}),\n"
+        "    debugger_hook_config=DebuggerHookConfig(\n"
+        "        hook_parameters={\"save_interval\": \"1\"},\n"
+        "        collection_configs=[CollectionConfig(name=n) for n in (\"weights\", \"gradients\", \"losses\")],\n"
+        "    ),\n"
         "    rules=[Rule.sagemaker(rule_configs.exploding_tensor())],\n"
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_code_cell(WAIT_RULES + "\n\njob = estimator.latest_training_job\nwait_for_rules(job)\nprint(rule_summary(job.describe()))"),
+    new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
     new_code_cell(
         "from sagemaker_debugger_ext.pytorch import modes\n\n"
         "trial = create_trial(estimator.latest_job_debugger_artifacts_path())\n"
@@ -218,11 +210,11 @@ PROFILER = [
     new_markdown_cell(
         "# The profiler report\n\n"
         "With a `ProfilerConfig`, a local job also records system metrics (CPU, memory, GPU when there "
-        "is one) and framework metrics (step times), runs the profiler rules, and writes the "
-        "profiler HTML report."
+        "is one) and framework metrics (step times), runs the profiler rules, and the profiler report "
+        "renders them as HTML."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import Estimator, FrameworkProfile, ProfilerConfig, ProfilerRule, Rule, rule_configs\n"
+        "from sagemaker_debugger_ext import Estimator, ProfilerConfig, ProfilerRule, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import rule_summary\n\n" + ROLE + "\n\n"
         "estimator = Estimator(\n"
         "    image_uri=\"local-python\",\n"
@@ -232,27 +224,37 @@ PROFILER = [
         "    entry_point=\"train_pytorch.py\",\n"
         "    source_dir=\"scripts\",\n"
         "    hyperparameters={\"epochs\": 2, \"lr\": 0.1},\n"
-        "    profiler_config=ProfilerConfig(system_monitor_interval_millis=100, framework_profile_params=FrameworkProfile()),\n"
-        "    rules=[ProfilerRule.sagemaker(rule_configs.ProfilerReport()), Rule.sagemaker(rule_configs.loss_not_decreasing())],\n"
+        "    profiler_config=ProfilerConfig(system_monitor_interval_millis=100),\n"
+        "    rules=[\n"
+        "        ProfilerRule.sagemaker(rule_configs.ProfilerReport()),\n"
+        "        Rule.sagemaker(rule_configs.loss_not_decreasing()),\n"
+        "    ],\n"
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_code_cell(WAIT_RULES + "\n\njob = estimator.latest_training_job\nwait_for_rules(job)\nprint(rule_summary(job.describe()))"),
-    new_markdown_cell("## System metrics"),
+    new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
+    new_markdown_cell("## System and framework metrics\n\n`create_profiler_trial` reads them; `system_metrics_df()` gives a pandas DataFrame."),
     new_code_cell(
         "import matplotlib.pyplot as plt\n"
         "from sagemaker_debugger_ext.profiler import create_profiler_trial\n\n"
         "ptrial = create_profiler_trial(estimator.latest_job_profiler_artifacts_path())\n"
-        "ptrial.plot_system_metrics()\n"
+        "system = ptrial.system_metrics_df()\n"
+        "cpu = system[system.dimension == \"CPUUtilization\"].groupby(\"timestamp\").value.mean()\n"
+        "steps = ptrial.step_durations()\n"
+        "fig, axes = plt.subplots(1, 2, figsize=(10, 3))\n"
+        "axes[0].plot(cpu.index - cpu.index.min(), cpu.values)\n"
+        "axes[0].set(title=\"CPU utilization (mean over cores)\", xlabel=\"seconds\", ylabel=\"%\")\n"
+        "axes[1].plot(steps, marker=\"o\")\n"
+        "axes[1].set(title=\"Step durations\", xlabel=\"step\", ylabel=\"seconds\")\n"
         "plt.show()"
     ),
-    new_markdown_cell("## The HTML report"),
+    new_markdown_cell("## The HTML report\n\nThe same file as `sagemaker-debugger-ext report JOB`."),
     new_code_cell(
         "from IPython.display import HTML\n"
-        "from sagemaker_debugger_ext.profiler import profiler_report_path\n\n"
-        "report = profiler_report_path(estimator.latest_job_profiler_artifacts_path())\n"
+        "from sagemaker_debugger_ext.profiler import render_profiler_report\n\n"
+        "report = render_profiler_report(ptrial, \"profiler-report\")\n"
         "print(report)\n"
-        "HTML(filename=str(report))"
+        "HTML(report.read_text())"
     ),
 ]
 
@@ -288,7 +290,7 @@ XGBOOST = [
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_code_cell(WAIT_RULES + "\n\njob = estimator.latest_training_job\nwait_for_rules(job)\nprint(rule_summary(job.describe()))"),
+    new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
     new_code_cell(
         "import matplotlib.pyplot as plt\n\n"
         "trial = create_trial(estimator.latest_job_debugger_artifacts_path())\n"

@@ -76,6 +76,12 @@ class LocalStorage:
     def _path(self, key: str) -> Path:
         return safe_join(self.root, key) if key else self.root
 
+    def _fast_path(self, key: str) -> str:
+        # plain relative keys (the common case) skip pathlib; anything unusual goes through safe_join
+        if key and key[0] not in "/\\" and ".." not in key and "\0" not in key and "\\" not in key:
+            return f"{self.uri}/{key}"
+        return str(self._path(key))
+
     def list(self, prefix: str = "", start_after: str | None = None) -> Iterator[str]:
         """Yield the files below ``root`` whose key starts with ``prefix``, sorted."""
         folder = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
@@ -93,7 +99,7 @@ class LocalStorage:
 
     def read(self, key: str) -> bytes:
         """Return the bytes of file ``key``."""
-        path = self._path(key)
+        path = self._fast_path(key)
         try:
             with open(path, "rb") as fh:
                 return fh.read()
@@ -106,17 +112,19 @@ class LocalStorage:
 
     def read_range(self, key: str, start: int, length: int) -> bytes:
         """Return up to ``length`` bytes of file ``key`` from offset ``start``."""
-        path = self._path(key)
+        path = self._fast_path(key)
         try:
-            with open(path, "rb") as fh:
-                fh.seek(start)
-                return fh.read(length)
+            fd = os.open(path, os.O_RDONLY)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
             msg = f"{path} does not exist"
             raise StorageNotFoundError(msg, uri=str(path)) from exc
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
+        try:
+            return os.pread(fd, length, start)
+        finally:
+            os.close(fd)
 
     def exists(self, key: str = "") -> bool:
         """Return whether ``key`` (or, with no key, the root folder) exists."""

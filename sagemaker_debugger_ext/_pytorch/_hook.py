@@ -38,14 +38,14 @@ def current_hook() -> Hook | None:
 
 
 def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
-    """A private CPU copy; bfloat16 as raw uint16 bits with dtype ``"bfloat16"``."""
+    """A CPU numpy view (no copy for CPU tensors: the step writer copies what it writes);
+    bfloat16 as raw uint16 bits with dtype ``"bfloat16"``."""
     t = value.detach()
     if t.dtype == torch.bfloat16:
-        bits = t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16)
-        return bits.copy(), "bfloat16"
+        return t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16), "bfloat16"
     if t.dtype not in _NUMPY_OK:
         t = t.float()
-    return t.to("cpu").numpy().copy(), None
+    return t.to("cpu").numpy(), None
 
 
 _NUMPY_OK = {

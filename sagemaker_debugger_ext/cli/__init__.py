@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
+    from .._exceptions import DebuggerExtError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -67,9 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, LookupError, OSError, RuntimeError) as exc:
-        from .._exceptions import DebuggerExtError
-
+    except (DebuggerExtError, ValueError, TypeError, LookupError, OSError, RuntimeError) as exc:
         if args.debug:
             raise
         kind = "error" if isinstance(exc, DebuggerExtError) else type(exc).__name__

@@ -81,6 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         output_dir=out,
         start_step=args.start_step,
         end_step=args.end_step,
+        trial_wait_s=0.0,
     )
     outcome = run_rule(req)
     report = json.loads((out / REPORT_JSON).read_text())

@@ -37,30 +37,11 @@ def _default_png(tensor: str) -> Path:
     return Path(re.sub(r"[^A-Za-z0-9_.-]+", "_", tensor).strip("._") + ".png")
 
 
-def _ranges(steps: tuple[int, ...]) -> str:
-    """Compact steps: ``0..9``, ``0..90 every 10``, ``0..3, 6..7``, else ``first..last (n)``."""
-    if not steps:
-        return "-"
-    if len(steps) <= 3:
-        return ", ".join(map(str, steps))
-    gaps = {b - a for a, b in zip(steps, steps[1:])}
-    if len(gaps) == 1:
-        gap = gaps.pop()
-        return f"{steps[0]}..{steps[-1]}" + (f" every {gap}" if gap != 1 else "")
-    runs: list[tuple[int, int]] = []
-    for step in steps:
-        if runs and step == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], step)
-        else:
-            runs.append((step, step))
-    if len(runs) <= 4:
-        return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
-    return f"{steps[0]}..{steps[-1]} ({len(steps)} steps)"
-
-
 def _print_summary(summary: TrialSummary) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from ..reports import format_steps
 
     console = Console(soft_wrap=False)
     console.print(f"[bold]Trial[/bold] {summary.path}")
@@ -73,7 +54,7 @@ def _print_summary(summary: TrialSummary) -> None:
     modes.add_column("mode steps")
     modes.add_column("global steps")
     for m in summary.modes:
-        modes.add_row(m.mode, str(len(m.steps)), _ranges(m.steps), _ranges(m.global_steps))
+        modes.add_row(m.mode, str(len(m.steps)), format_steps(m.steps), format_steps(m.global_steps))
     console.print(modes)
 
     colls = Table(title="Collections", title_justify="left")
@@ -91,7 +72,7 @@ def _print_summary(summary: TrialSummary) -> None:
     tensors.add_column("collections", overflow="fold")
     for t in summary.tensors:
         shape = "-" if t.shape is None else str(t.shape)
-        tensors.add_row(t.name, shape, str(len(t.steps)), _ranges(t.steps), ", ".join(t.collections))
+        tensors.add_row(t.name, shape, str(len(t.steps)), format_steps(t.steps), ", ".join(t.collections))
     console.print(tensors)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 import struct
 from typing import NamedTuple
 
@@ -12,11 +14,16 @@ from .._modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
 
-__all__ = ["DecodedTensor", "decode_tensor_record", "bf16_bits_to_float32"]
+__all__ = ["DecodedTensor", "bf16_bits_to_float32", "decode_tensor_record", "decode_tensor_value"]
 
 _DOUBLE = struct.Struct("<d")
 _FLOAT = struct.Struct("<f")
 _STRING_DTYPES = (int(DataType.DT_INVALID), int(DataType.DT_STRING))
+_FAST_DTYPES = {
+    int(d): numpy_dtype_for(int(d))
+    for d in DataType
+    if d not in (DataType.DT_INVALID, DataType.DT_STRING, DataType.DT_BFLOAT16)
+}
 _PACKED_FALLBACKS = {5: "<f4", 6: "<f8", 7: "<i4", 10: "<i8", 11: "?"}
 
 
@@ -124,7 +131,177 @@ def _metadata(buf: memoryview, start: int, stop: int) -> tuple[ModeKeys | None, 
     return mode, mode_step
 
 
-def decode_tensor_record(payload: bytes | memoryview) -> DecodedTensor:
+@functools.lru_cache(maxsize=4096)
+def _metadata_of(raw: bytes) -> tuple[ModeKeys | None, int | None]:
+    return _metadata(memoryview(raw), 0, len(raw))
+
+
+def _fast_decode(buf: bytes, pos: int, end: int) -> DecodedTensor | None:
+    """Decode smdebug's usual layout in one pass; None means "use the general decoder"."""
+    try:
+        wall_time = 0.0
+        step = 0
+        if buf[pos] == 0x09:
+            wall_time = _DOUBLE.unpack_from(buf, pos + 1)[0]
+            pos += 9
+        if buf[pos] == 0x10:
+            step, pos = decode_varint(buf, pos + 1, end)
+        if buf[pos] != 0x2A:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        if pos + size != end or buf[pos] != 0x0A:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        if pos + size != end or buf[pos] != 0x0A:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        tag = bytes(buf[pos : pos + size]).decode("utf-8", errors="replace")
+        pos += size
+        if buf[pos] != 0x42:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        tensor_end = pos + size
+        dtype = 0
+        if buf[pos] == 0x08:
+            dtype, pos = decode_varint(buf, pos + 1, end)
+        if buf[pos] != 0x12:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        shape_end = pos + size
+        shape = []
+        while pos < shape_end:
+            if buf[pos] != 0x12:
+                return None
+            size, pos = decode_varint(buf, pos + 1, end)
+            dim = 0
+            if buf[pos] == 0x08:
+                dim = decode_varint(buf, pos + 1, end)[0]
+            shape.append(dim)
+            pos += size
+        if pos >= tensor_end or buf[pos] != 0x22 or dtype in _STRING_DTYPES:
+            return None
+        size, pos = decode_varint(buf, pos + 1, end)
+        content_start = pos
+        pos += size
+        if pos != tensor_end:
+            return None
+        mode: ModeKeys | None = None
+        mode_step: int | None = None
+        if pos < end:
+            if buf[pos] != 0x4A:
+                return None
+            meta_start = decode_varint(buf, pos + 1, end)[1]
+            mode, mode_step = _metadata_of(bytes(buf[meta_start:end]))
+    except (IndexError, struct.error):
+        return None
+    np_dtype = numpy_dtype_for(dtype)
+    if size % np_dtype.itemsize:
+        return None
+    arr = np.frombuffer(buf, np_dtype, size // np_dtype.itemsize, content_start).copy()
+    if dtype == int(DataType.DT_BFLOAT16):
+        arr = bf16_bits_to_float32(arr)
+    if arr.size != math.prod(shape):
+        return None
+    return DecodedTensor(
+        tag,
+        arr.reshape(shape),
+        mode if mode is not None else ModeKeys.GLOBAL,
+        mode_step if mode_step is not None else step,
+        step,
+        wall_time,
+    )
+
+
+def decode_tensor_value(buf: bytes, start: int = 0, end: int | None = None) -> np.ndarray:
+    """Return only the value of the tensor record payload ``buf[start:end]`` (fast path).
+
+    The reader already knows the name, mode and steps from the index, so this skips the
+    tag and metadata. Unusual layouts fall back to :func:`decode_tensor_record`.
+
+    Raises:
+        CorruptRecordError, UnsupportedDTypeError: as :func:`decode_tensor_record`.
+    """
+    if end is None:
+        end = len(buf)
+    pos = start
+    try:
+        if buf[pos] == 0x09:
+            pos += 9
+        if buf[pos] == 0x10:
+            pos += 1
+            while buf[pos] & 0x80:
+                pos += 1
+            pos += 1
+        # Event.summary, Summary.value, Value.tag: keys 0x2a, 0x0a, 0x0a, each with a varint length
+        if buf[pos] != 0x2A:
+            raise IndexError
+        pos += 1
+        while buf[pos] & 0x80:
+            pos += 1
+        if buf[pos + 1] != 0x0A:
+            raise IndexError
+        pos += 2
+        while buf[pos] & 0x80:
+            pos += 1
+        if buf[pos + 1] != 0x0A:
+            raise IndexError
+        pos += 2
+        size = buf[pos]
+        if size & 0x80:
+            size, pos = decode_varint(buf, pos, end)
+        else:
+            pos += 1
+        pos += size
+        if buf[pos] != 0x42:
+            raise IndexError
+        size = buf[pos + 1]
+        if size & 0x80:
+            size, pos = decode_varint(buf, pos + 1, end)
+        else:
+            pos += 2
+        tensor_end = pos + size
+        dtype = 0
+        if buf[pos] == 0x08:
+            dtype = buf[pos + 1]
+            pos += 2
+        if buf[pos] != 0x12 or dtype > 0x7F:
+            raise IndexError
+        size = buf[pos + 1]
+        if size & 0x80:
+            size, pos = decode_varint(buf, pos + 1, end)
+        else:
+            pos += 2
+        shape_end = pos + size
+        shape = []
+        while pos < shape_end:
+            size = buf[pos + 1]
+            if buf[pos] != 0x12 or size & 0x80:
+                raise IndexError
+            pos += 2
+            dim = 0
+            if buf[pos] == 0x08:
+                dim = decode_varint(buf, pos + 1, end)[0]
+            shape.append(dim)
+            pos += size
+        if pos >= tensor_end or buf[pos] != 0x22 or dtype in _STRING_DTYPES:
+            raise IndexError
+        size = buf[pos + 1]
+        if size & 0x80:
+            size, pos = decode_varint(buf, pos + 1, end)
+        else:
+            pos += 2
+        if pos + size != tensor_end or tensor_end > end:
+            raise IndexError
+        np_dtype = _FAST_DTYPES.get(dtype)
+        if np_dtype is None or size % np_dtype.itemsize or size // np_dtype.itemsize != math.prod(shape):
+            raise IndexError
+    except (IndexError, CorruptRecordError):
+        return decode_tensor_record(buf, start, end).value
+    arr = np.frombuffer(buf, np_dtype, size // np_dtype.itemsize, pos).copy()
+    return arr.reshape(shape)
+
+
+def decode_tensor_record(payload: bytes | memoryview, start: int = 0, end: int | None = None) -> DecodedTensor:
     """Decode a serialized ``Event`` whose summary holds one tensor or simple value.
 
     Returns:
@@ -135,7 +312,13 @@ def decode_tensor_record(payload: bytes | memoryview) -> DecodedTensor:
         CorruptRecordError: malformed protobuf or no tensor in the event.
         UnsupportedDTypeError: the tensor's DataType is unknown.
     """
-    buf = memoryview(payload)
+    if end is None:
+        end = len(payload)
+    if end - start > 2:
+        fast = _fast_decode(payload, start, end)  # type: ignore[arg-type]
+        if fast is not None:
+            return fast
+    buf = memoryview(payload)[start:end]
     wall_time = 0.0
     step = 0
     tag = ""

@@ -128,12 +128,12 @@ def encode_tensor(tag: str, arr: np.ndarray, dtype: str | None = None) -> Encode
 
 
 @functools.lru_cache(maxsize=8192)
-def value_layout(tag: str, tensor_head: bytes, tensor_size: int, metadata: bytes) -> tuple[bytes, int]:
+def value_layout(tag: str, tensor_head: bytes, tensor_size: int, metadata_size: int) -> tuple[bytes, int]:
     """Return the bytes from ``Event.summary``'s key to the end of the tensor head, and the
     size of everything after ``Event.step`` (summary header, value, tensor, metadata)."""
     raw = tag.encode()
     value_head = b"\x0a" + encode_varint(len(raw)) + raw + b"\x42" + encode_varint(tensor_size)
-    value_size = len(value_head) + tensor_size + len(metadata)
+    value_size = len(value_head) + tensor_size + metadata_size
     summary_size = 1 + len(encode_varint(value_size)) + value_size
     mid = b"\x2a" + encode_varint(summary_size) + b"\x0a" + encode_varint(value_size) + value_head + tensor_head
     return mid, 1 + len(encode_varint(summary_size)) + summary_size

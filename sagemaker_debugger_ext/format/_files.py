@@ -4,21 +4,35 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 __all__ = ["atomic_write"]
 
 
-def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview]) -> int:
+def atomic_write(
+    path: str | os.PathLike[str],
+    data: bytes | bytearray | memoryview | Iterable[bytes | memoryview],
+    *,
+    new_dir: bool = False,
+) -> int:
     """Write ``data`` (bytes or chunks) to ``path`` via ``path.tmp`` + ``os.replace``.
 
-    Parent folders are created. Returns the number of bytes written.
+    Parent folders are created. ``new_dir`` says the parent folder is probably new (one
+    ``mkdir`` instead of a failed ``open`` first). Returns the number of bytes written.
     """
-    tmp = path.with_name(path.name + ".tmp")
+    target = os.fspath(path)
+    parent = os.path.dirname(target)
+    if new_dir:
+        try:
+            os.mkdir(parent)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            os.makedirs(parent, exist_ok=True)
+    tmp = target + ".tmp"
     try:
         fh = open(tmp, "wb")  # noqa: SIM115 - closed below, before the rename
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(parent, exist_ok=True)
         fh = open(tmp, "wb")  # noqa: SIM115
     with fh:
         if isinstance(data, (bytes, bytearray, memoryview)):
@@ -27,5 +41,5 @@ def atomic_write(path: Path, data: bytes | Iterable[bytes | memoryview]) -> int:
             written = 0
             for chunk in data:
                 written += fh.write(chunk)
-    os.replace(tmp, path)
+    os.replace(tmp, target)
     return written

@@ -24,6 +24,7 @@ __all__ = [
     "Record",
     "RecordWriter",
     "frame_header",
+    "locate_record",
     "read_record_at",
     "read_records",
 ]
@@ -98,6 +99,36 @@ def _check_footer(buf: memoryview, pos: int, plen: int, footer: int, check: str,
     raise CorruptRecordError(msg, path=path, offset=pos)
 
 
+def locate_record(
+    data: bytes | memoryview, pos: int = 0, *, check: str = FooterCheck.ANY, path: str | None = None
+) -> tuple[int, int]:
+    """Validate the record starting at ``pos``; return ``(payload_start, payload_end)``.
+
+    The whole frame ends 4 bytes after ``payload_end``.
+
+    Raises:
+        TruncatedRecordError: the buffer ends inside the record (retry later from ``pos``).
+        CorruptRecordError: the length CRC or footer is wrong.
+    """
+    end = len(data)
+    if pos + 12 > end:
+        msg = f"record header at offset {pos} is truncated ({end - pos} of 12 bytes)"
+        raise TruncatedRecordError(msg, path=path, offset=pos)
+    (plen,) = _LEN.unpack_from(data, pos)
+    (len_crc,) = _U32.unpack_from(data, pos + 8)
+    if len_crc != mask_crc(get_crc32c()(data[pos : pos + 8])):
+        msg = f"record at offset {pos} has a bad length CRC 0x{len_crc:08x}"
+        raise CorruptRecordError(msg, path=path, offset=pos)
+    stop = pos + 12 + plen + 4
+    if stop > end:
+        msg = f"record at offset {pos} is truncated ({end - pos} of {stop - pos} bytes)"
+        raise TruncatedRecordError(msg, path=path, offset=pos)
+    (footer,) = _U32.unpack_from(data, stop - 4)
+    if footer != MAGIC_FOOTER or check == FooterCheck.FULL:
+        _check_footer(memoryview(data), pos, plen, footer, check, path)
+    return pos + 12, stop - 4
+
+
 def read_record_at(
     data: bytes | memoryview, pos: int = 0, *, check: str = FooterCheck.ANY, path: str | None = None
 ) -> Record:
@@ -107,23 +138,8 @@ def read_record_at(
         TruncatedRecordError: the buffer ends inside the record (retry later from ``pos``).
         CorruptRecordError: the length CRC or footer is wrong.
     """
-    buf = memoryview(data)
-    end = len(buf)
-    if pos + 12 > end:
-        msg = f"record header at offset {pos} is truncated ({end - pos} of 12 bytes)"
-        raise TruncatedRecordError(msg, path=path, offset=pos)
-    (plen,) = _LEN.unpack_from(buf, pos)
-    (len_crc,) = _U32.unpack_from(buf, pos + 8)
-    if len_crc != mask_crc(get_crc32c()(buf[pos : pos + 8])):
-        msg = f"record at offset {pos} has a bad length CRC 0x{len_crc:08x}"
-        raise CorruptRecordError(msg, path=path, offset=pos)
-    stop = pos + 12 + plen + 4
-    if stop > end:
-        msg = f"record at offset {pos} is truncated ({end - pos} of {stop - pos} bytes)"
-        raise TruncatedRecordError(msg, path=path, offset=pos)
-    (footer,) = _U32.unpack_from(buf, stop - 4)
-    _check_footer(buf, pos, plen, footer, check, path)
-    return Record(bytes(buf[pos + 12 : stop - 4]), pos, stop - pos)
+    start, stop = locate_record(data, pos, check=check, path=path)
+    return Record(bytes(data[start:stop]), pos, stop + 4 - pos)
 
 
 def read_records(

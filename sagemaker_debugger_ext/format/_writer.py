@@ -113,7 +113,7 @@ class StepWriter:
             _check_tensor_name(name)
         arr = value if isinstance(value, np.ndarray) else to_array(value)
         enc = encode_tensor(name, arr, dtype)
-        mid, after_step = value_layout(name, enc.head, enc.size, self._metadata)
+        mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
         prefix = b"\x09" + _PACK_DOUBLE(self._clock()) + self._step_field
         payload_size = len(prefix) + after_step
         buf = self._buf
@@ -145,15 +145,15 @@ class StepWriter:
         meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
         if self._tensor_index:
             ekey = self.event_key
-            atomic_write(self._path(ekey), self._buf)
+            atomic_write(self._path(ekey), self._buf, new_dir=True)
             meta["event_file_name"] = ekey
         index = {"meta": meta, "tensor_payload": self._tensor_index, "shape_payload": self._shape_index}
         atomic_write(self._path(self.index_key), json.dumps(index).encode())
         self._buf = bytearray()
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root
-        return Path(os.path.join(self._root_abs, key))
+        return os.path.join(self._root_abs, key)
 
     def _check_open(self) -> None:
         if self._closed:

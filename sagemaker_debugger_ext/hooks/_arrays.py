@@ -10,17 +10,18 @@ __all__ = ["bf16_bits_to_float32", "float_view", "to_numpy"]
 
 
 def to_numpy(value: Any) -> tuple[np.ndarray, str | None]:
-    """A private copy of ``value`` as an ndarray, and the dtype override for the writer.
+    """``value`` as an ndarray (possibly sharing memory), and the dtype override for the writer.
 
     Accepts ndarrays, numpy and Python scalars, lists, and objects with ``.numpy()``
-    (framework tensors that the framework adapters did not handle themselves).
+    (framework tensors that the framework adapters did not handle themselves). Callers that
+    keep the array past the current call copy it.
     """
     if isinstance(value, np.ndarray):
-        return np.array(value, copy=True), None
+        return value, None
     numpy = getattr(value, "numpy", None)
     if callable(numpy):
-        return np.array(numpy(), copy=True), None
-    return np.array(value), None
+        return np.asarray(numpy()), None
+    return np.asarray(value), None
 
 
 def bf16_bits_to_float32(bits: np.ndarray) -> np.ndarray:

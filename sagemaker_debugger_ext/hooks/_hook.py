@@ -358,7 +358,7 @@ class BaseHook:
                 self._dirty = True
         self._tensor_colls.pop(tensor_name, None)
         array, dtype = self._to_numpy(tensor_value)
-        self._pending[tensor_name] = (array, dtype, targets)
+        self._pending[tensor_name] = (np.array(array, copy=True), dtype, targets)
 
     def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> None:
         """Save a scalar as ``scalar/<name>`` in the current step (always written).
@@ -373,7 +373,7 @@ class BaseHook:
         if array.size != 1:
             raise HookConfigError(field_error_message(name, "a scalar value", value), field=name)
         full = SCALAR_PREFIX + name
-        self._scalars.append((full, array.reshape(1)))
+        self._scalars.append((full, np.array(array, copy=True).reshape(1)))
         scalars = self.collection_manager.get(CollectionKeys.SCALARS)
         if full not in scalars.tensor_names:
             scalars.add_tensor_name(full)

@@ -14,11 +14,13 @@ from ._job_report import (
     rule_output_uri,
     write_job_report,
 )
+from ._local_job import JOB_REPORT_FILE, describe_local_job, profiler_output_dir, write_local_job_reports
 from ._plots import REDUCTIONS, figure_png, plot_series, plot_tensor, reduce_value, save_tensor_plot, tensor_series
 from ._rule_summary import RuleRow, RuleSummary, rule_summary
-from ._summary import ModeSteps, TensorRow, TrialSummary, open_trial, summarize_trial
+from ._summary import ModeSteps, TensorRow, TrialSummary, format_steps, open_trial, summarize_trial
 
 __all__ = [
+    "JOB_REPORT_FILE",
     "ModeSteps",
     "REDUCTIONS",
     "RuleRow",
@@ -26,14 +28,17 @@ __all__ = [
     "TensorRow",
     "TrialSummary",
     "debug_output_uri",
+    "describe_local_job",
     "figure_png",
     "flagged_tensors",
+    "format_steps",
     "job_report_html",
     "load_rule_reports",
     "loss_tensors",
     "open_trial",
     "plot_series",
     "plot_tensor",
+    "profiler_output_dir",
     "reduce_value",
     "rule_output_uri",
     "rule_summary",
@@ -41,4 +46,5 @@ __all__ = [
     "summarize_trial",
     "tensor_series",
     "write_job_report",
+    "write_local_job_reports",
 ]

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import DebuggerExtError
-from ._plots import figure_png, plot_series, tensor_series
+from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
 from ._rule_summary import rule_summary
-from ._summary import open_trial, summarize_trial
+from ._summary import format_steps, open_trial, summarize_trial
 
 __all__ = [
     "debug_output_uri",
@@ -188,12 +188,20 @@ def _section_losses(trial: Any) -> str:
     return f"<h2>Loss curves</h2>{_img(fig)}"
 
 
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
 def _findings_table(report: Mapping[str, Any]) -> str:
     findings = [f for f in report.get("Findings") or [] if isinstance(f, dict)][:_MAX_FINDINGS]
     if not findings:
         return ""
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(f.get(k, '')))}</td>" for k in ("step", "mode", "tensor", "value", "message")) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(_cell(f.get(k)))}</td>" for k in ("step", "mode", "tensor", "value", "message")) + "</tr>"
         for f in findings
     )
     return f"<table><tr><th>step</th><th>mode</th><th>tensor</th><th>value</th><th>what</th></tr>{rows}</table>"
@@ -215,7 +223,7 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
             parts.append("<p>The rule names no tensor of this trial.</p>")
         for name in names:
             series = tensor_series(trial, name)
-            fig = plot_series(series, title=name, ylabel="value (l2 norm if not scalar)")
+            fig = plot_series(series, title=name, ylabel="value" if is_scalar_tensor(trial, name) else "l2 norm")
             if fired:
                 ax = fig.axes[0]
                 for step in fired[:50]:
@@ -227,11 +235,9 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
     rows = "".join(
-        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td>"
-        f"<td>{m.global_steps[0] if m.global_steps else '-'}..{m.global_steps[-1] if m.global_steps else '-'}</td></tr>"
-        for m in summary.modes
+        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td><td>{format_steps(m.global_steps)}</td></tr>" for m in summary.modes
     )
-    colls = ", ".join(f"{html.escape(k)} ({v})" for k, v in summary.collections.items())
+    colls = ", ".join(f"{html.escape(k)} ({v})" for k, v in summary.collections.items() if v)
     return (
         "<h2>Saved tensors</h2>"
         f"<p>Workers: {html.escape(', '.join(summary.workers))}. "

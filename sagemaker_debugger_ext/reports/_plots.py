@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REDUCTIONS",
     "figure_png",
+    "is_scalar_tensor",
     "plot_series",
     "plot_tensor",
     "reduce_value",
@@ -125,6 +126,7 @@ def plot_series(
 ) -> Figure:
     """Plot ``{label: (steps, values)}`` as one line per label; returns the figure."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     if ax is None:
         fig = Figure(figsize=(6.4, 3.6), layout="constrained")
@@ -135,6 +137,7 @@ def plot_series(
         ax.plot(xs, ys, marker="o", markersize=3, label=label)
     ax.set_title(title)
     ax.set_xlabel("global step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     if series:
@@ -148,11 +151,12 @@ def plot_tensor(trial: Any, name: str, *, reduction: str | None = None, ax: Any 
     .. versionadded:: 0.1
     """
     series = tensor_series(trial, name, reduction=reduction)
-    ylabel = reduction or ("value" if _all_scalar(trial, name) else "l2")
+    ylabel = reduction or ("value" if is_scalar_tensor(trial, name) else "l2")
     return plot_series(series, title=name, ylabel=ylabel, ax=ax)
 
 
-def _all_scalar(trial: Any, name: str) -> bool:
+def is_scalar_tensor(trial: Any, name: str) -> bool:
+    """Whether the tensor's last saved value has one element."""
     tensor = trial.tensor(name)
     steps = tensor.steps()
     if not steps:

@@ -9,7 +9,7 @@ import attrs
 
 from .._exceptions import DebuggerExtError, StorageNotFoundError, field_error_message
 
-__all__ = ["ModeSteps", "TensorRow", "TrialSummary", "open_trial", "summarize_trial"]
+__all__ = ["ModeSteps", "TensorRow", "TrialSummary", "format_steps", "open_trial", "summarize_trial"]
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +67,27 @@ def _json_value(_inst: Any, _field: Any, value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
     return value
+
+
+def format_steps(steps: tuple[int, ...] | list[int]) -> str:
+    """Compact steps: ``0..9``, ``0..90 every 10``, ``0..3, 6..7``, else ``first..last (n)``."""
+    if not steps:
+        return "-"
+    if len(steps) <= 3:
+        return ", ".join(map(str, steps))
+    gaps = {b - a for a, b in zip(steps, steps[1:])}
+    if len(gaps) == 1:
+        gap = gaps.pop()
+        return f"{steps[0]}..{steps[-1]}" + (f" every {gap}" if gap != 1 else "")
+    runs: list[tuple[int, int]] = []
+    for step in steps:
+        if runs and step == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], step)
+        else:
+            runs.append((step, step))
+    if len(runs) <= 4:
+        return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
+    return f"{steps[0]}..{steps[-1]} ({len(steps)} steps)"
 
 
 def _has_collections(path: str) -> bool:

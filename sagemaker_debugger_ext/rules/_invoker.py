@@ -8,6 +8,7 @@ from typing import Any
 from ..exceptions import (
     NoMoreProfilerData,
     RuleEvaluationConditionMet,
+    StepNotYetAvailable,
     StepUnavailable,
     TensorUnavailable,
     TensorUnavailableForStep,
@@ -21,7 +22,8 @@ _log = logging.getLogger(__name__)
 def invoke_rule(rule_obj: Any, start_step: int | None = 0, end_step: int | None = None, raise_eval_cond: bool = False) -> None:
     """Invoke ``rule_obj`` at every global step from ``start_step`` up to ``end_step`` (exclusive).
 
-    Steps whose tensors were not saved are skipped. When the rule's condition is met the
+    Steps whose tensors were not saved are skipped; while training runs the loop keeps
+    waiting for the next step (as smdebug, which blocks). When the rule's condition is met the
     loop logs and continues, unless ``raise_eval_cond`` is true (the exception propagates)
     or the exception says ``end_of_rule``. With ``end_step=None`` the loop ends when the
     trial raises ``NoMoreData`` past the last step of a finished training job, which
@@ -45,6 +47,8 @@ def invoke_rule(rule_obj: Any, start_step: int | None = 0, end_step: int | None 
             rule_obj.invoke(step)
         except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable) as exc:
             _log.debug("%s", exc)
+        except StepNotYetAvailable:
+            continue  # still training: keep waiting for this step, as smdebug blocks
         except RuleEvaluationConditionMet as exc:
             if raise_eval_cond:
                 raise

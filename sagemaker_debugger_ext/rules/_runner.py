@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
     RuleEvaluationConditionMet,
+    StepNotYetAvailable,
     StepUnavailable,
     TensorUnavailable,
     TensorUnavailableForStep,
@@ -67,6 +69,7 @@ class RunRequest:
     end_step: int | None = None
     poll_interval: float | None = None
     region: str | None = None
+    trial_wait_s: float | None = None  # None: wait for the trial folder as long as needed
 
 
 @attrs.frozen(kw_only=True)
@@ -110,15 +113,25 @@ def _met_details(rule_name: str, step: int) -> str:
     return f"RuleEvaluationConditionMet: Evaluation of the rule {rule_name} at step {step} resulted in the condition being met"
 
 
-def _open_trial(path: str, name: str, poll_interval: float | None) -> Any:
+_WAIT_FOREVER_S = 10.0 * 365 * 24 * 3600  # a rule waits as long as training runs
+
+
+def _open_trial(path: str, name: str, poll_interval: float | None, wait_s: float | None = 0.0) -> Any:
+    """create_trial, waiting (``wait_s``; None = no limit) for a folder the job has not created yet."""
+    from .._exceptions import StorageNotFoundError
     from ..trials import create_trial
 
+    kwargs: dict[str, Any] = {"wait_timeout_s": _WAIT_FOREVER_S}
     if poll_interval is not None:
+        kwargs["poll_interval_s"] = poll_interval
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    while True:
         try:
-            return create_trial(path, name=name, poll_interval=poll_interval)
-        except TypeError:
-            pass
-    return create_trial(path, name=name)
+            return create_trial(path, name=name, **kwargs)
+        except StorageNotFoundError:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+            time.sleep(poll_interval or 1.0)
 
 
 def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list[Any]) -> Any:
@@ -157,7 +170,7 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
     outcome = RunOutcome(status=EvaluationStatus.ERROR, details="rule process ended early")
     try:
         specs = parse_action_json(split.action_json)
-        base = _open_trial(req.trial_path, "base_trial", req.poll_interval)
+        base = _open_trial(req.trial_path, "base_trial", req.poll_interval, req.trial_wait_s)
         others = [_open_trial(p, f"other_trial_{i}", req.poll_interval) for i, p in enumerate(split.other_trials)]
         rule = _build_rule(req, split, base, others)
         if req.poll_interval is not None and hasattr(rule, "poll_interval"):
@@ -170,6 +183,8 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
                 rule.invoke(step)
             except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable) as exc:
                 _log.debug("%s", exc)
+            except StepNotYetAvailable:
+                continue  # the trial's wait ran out while training still runs: wait again
             except RuleEvaluationConditionMet as exc:
                 fired.append(exc.step)
                 if len(fired) == 1:

@@ -9,8 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._exceptions import CorruptRecordError
-from ..format._decode import decode_tensor_record
-from ..format._tfrecord import read_record_at
+from ..format._decode import decode_tensor_value
+from ..format._tfrecord import locate_record
 from ..storage import LocalStorage, MemoryStorage, Storage, read_many
 
 __all__ = ["Location", "RecordFetcher"]
@@ -44,6 +44,7 @@ class RecordFetcher:
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_bytes = cache_bytes
         self._cached = 0
+        self._evicted: set[str] = set()
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
 
     def note_extent(self, key: str, end: int) -> None:
@@ -56,22 +57,25 @@ class RecordFetcher:
         if data is not None:
             self._cache.move_to_end(key)
             return data
-        if self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
+        if key in self._evicted or self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
+            # read once and evicted before reuse: the access pattern cycles through more
+            # files than the cache holds, so read single records from now on
             return None
         data = self._storage.read(key)
         self._cache[key] = data
         self._cached += len(data)
         while self._cached > self._cache_bytes and len(self._cache) > 1:
-            _, old = self._cache.popitem(last=False)
+            old_key, old = self._cache.popitem(last=False)
             self._cached -= len(old)
+            self._evicted.add(old_key)
         return data
 
     def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
-        rec = read_record_at(data, pos, path=f"{self._storage.uri.rstrip('/')}/{loc.key}")
-        if rec.length != loc.length:
-            msg = f"record at {loc.key}:{loc.start} is {rec.length} bytes but the index says {loc.length}"
+        start, stop = locate_record(data, pos, path=f"{self._storage.uri.rstrip('/')}/{loc.key}")
+        if stop + 4 - pos != loc.length:
+            msg = f"record at {loc.key}:{loc.start} is {stop + 4 - pos} bytes but the index says {loc.length}"
             raise CorruptRecordError(msg, path=loc.key, offset=loc.start)
-        return decode_tensor_record(rec.payload).value
+        return decode_tensor_value(data, start, stop)
 
     def fetch(self, loc: Location) -> np.ndarray:
         """Return the value stored at ``loc``."""

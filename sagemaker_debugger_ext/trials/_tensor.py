@@ -44,15 +44,20 @@ class Tensor:
     def __init__(self, name: str, trial: Trial) -> None:
         self.name = name
         self._trial = trial
-        # mode -> mode_step -> worker -> StepData
-        self._steps: dict[ModeKeys, dict[int, dict[str, StepData]]] = {}
+        # int(mode) -> mode_step -> worker -> StepData
+        self._steps: dict[int, dict[int, dict[str, StepData]]] = {}
 
     def __repr__(self) -> str:
         return f"<Tensor name={self.name!r}>"
 
     # --- building (called by the trial while reading index files) ----------------------
-    def _data(self, mode: ModeKeys, mode_step: int, worker: str) -> StepData:
-        by_worker = self._steps.setdefault(mode, {}).setdefault(mode_step, {})
+    def _data(self, mode: int, mode_step: int, worker: str) -> StepData:
+        by_step = self._steps.get(mode)
+        if by_step is None:
+            by_step = self._steps[mode] = {}
+        by_worker = by_step.get(mode_step)
+        if by_worker is None:
+            by_worker = by_step[mode_step] = {}
         data = by_worker.get(worker)
         if data is None:
             data = by_worker[worker] = StepData()
@@ -60,15 +65,17 @@ class Tensor:
 
     # --- step lookup ----------------------------------------------------------------------
     def _step_dict(self, step: int, mode: ModeKeys) -> dict[str, StepData] | None:
-        if mode == ModeKeys.GLOBAL:
-            glob = self._steps.get(ModeKeys.GLOBAL)
+        m = int(mode)
+        if m == 4:  # ModeKeys.GLOBAL: saved as GLOBAL, else the mode step of that global step
+            glob = self._steps.get(4)
             if glob is not None and step in glob:
                 return glob[step]
             mm = self._trial._mode_of(step)
             if mm is None:
                 return None
-            mode, step = mm
-        return self._steps.get(mode, {}).get(step)
+            m, step = mm
+        by_step = self._steps.get(m)
+        return by_step.get(step) if by_step is not None else None
 
     def _step_data(self, step: int, mode: ModeKeys, worker: str | None) -> StepData:
         mode = _check_mode(mode)
@@ -97,7 +104,7 @@ class Tensor:
         mode = _check_mode(mode)
         self._trial._maybe_refresh()
         if mode != ModeKeys.GLOBAL:
-            return sorted(self._steps.get(mode, ()))
+            return sorted(self._steps.get(int(mode), ()))
         out = []
         for m, by_step in self._steps.items():
             for s in by_step:

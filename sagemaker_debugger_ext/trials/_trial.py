@@ -83,11 +83,12 @@ class Trial:
         self._collection_keys: set[str] = set()
         self._workers: set[str] = set()
         self._tensors: dict[str, Tensor] = {}
-        self._global_to_mode: dict[int, tuple[ModeKeys, int]] = {}
-        self._mode_to_global: dict[ModeKeys, dict[int, int]] = {}
+        # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
+        self._global_to_mode: dict[int, tuple[int, int]] = {}
+        self._mode_to_global: dict[int, dict[int, int]] = {}
         self._workers_for_step: dict[int, set[str]] = {}
         self._step_tensors: dict[int, set[str]] = {}
-        self._mode_tensors: dict[ModeKeys, set[str]] = {}
+        self._mode_tensors: dict[int, set[str]] = {}
         self._seen_index: set[str] = set()
 
     def __repr__(self) -> str:
@@ -187,7 +188,7 @@ class Trial:
     maybe_refresh = _maybe_refresh
 
     def _add_index(self, idx: IndexFile) -> None:
-        mode, mode_step, step, worker = idx.mode, idx.mode_step, idx.step, idx.worker
+        mode, mode_step, step, worker = int(idx.mode), idx.mode_step, idx.step, idx.worker
         names = self._step_tensors.setdefault(step, set())
         mode_names = self._mode_tensors.setdefault(mode, set())
         tensors = self._tensors
@@ -217,7 +218,7 @@ class Trial:
             names.add(name)
             mode_names.add(name)
         self._global_to_mode.setdefault(step, (mode, mode_step))
-        if mode != ModeKeys.GLOBAL:
+        if mode != 4:  # ModeKeys.GLOBAL
             self._mode_to_global.setdefault(mode, {}).setdefault(mode_step, step)
         self._workers_for_step.setdefault(step, set()).add(worker)
         self._workers.add(worker)
@@ -232,13 +233,15 @@ class Trial:
             self.last_complete_step = pending[len(pending) // 2 - 1]
 
     # --- steps and modes -----------------------------------------------------------------
-    def _mode_of(self, step: int) -> tuple[ModeKeys, int] | None:
+    def _mode_of(self, step: int) -> tuple[int, int] | None:
         return self._global_to_mode.get(step)
 
-    def _global_of(self, mode: ModeKeys, mode_step: int) -> int | None:
-        if mode == ModeKeys.GLOBAL:
+    def _global_of(self, mode: int, mode_step: int) -> int | None:
+        mode = int(mode)
+        if mode == 4:  # ModeKeys.GLOBAL
             return mode_step
-        return self._mode_to_global.get(mode, {}).get(mode_step)
+        by_step = self._mode_to_global.get(mode)
+        return by_step.get(mode_step) if by_step is not None else None
 
     def _is_complete(self, step: int | None) -> bool:
         if step is None:
@@ -253,7 +256,7 @@ class Trial:
         self._maybe_refresh()
         if mode == ModeKeys.GLOBAL:
             return sorted(self._global_to_mode)
-        return sorted(self._mode_to_global.get(mode, ()))
+        return sorted(self._mode_to_global.get(int(mode), ()))
 
     def steps(self, mode: ModeKeys = ModeKeys.GLOBAL, show_incomplete_steps: bool = False) -> list[int]:
         """Saved steps of ``mode`` (global steps by default); complete steps only unless asked."""
@@ -266,12 +269,12 @@ class Trial:
     def modes(self) -> list[ModeKeys]:
         """The modes with saved steps (GLOBAL is not listed, as in smdebug)."""
         self._maybe_refresh()
-        return sorted(self._mode_to_global)
+        return [ModeKeys(m) for m in sorted(self._mode_to_global)]
 
     def mode(self, global_step: int) -> ModeKeys | None:
         """The mode of ``global_step`` (None if unknown)."""
         mm = self._mode_modestep(global_step)
-        return mm[0] if mm else None
+        return ModeKeys(mm[0]) if mm else None
 
     def mode_step(self, global_step: int) -> int | None:
         """The step within its mode of ``global_step`` (None if unknown)."""
@@ -281,9 +284,9 @@ class Trial:
     def mode_modestep(self, global_step: int) -> tuple[ModeKeys | None, int | None]:
         """``(mode, mode_step)`` of ``global_step``, ``(None, None)`` if unknown."""
         mm = self._mode_modestep(global_step)
-        return mm if mm else (None, None)
+        return (ModeKeys(mm[0]), mm[1]) if mm else (None, None)
 
-    def _mode_modestep(self, global_step: int) -> tuple[ModeKeys, int] | None:
+    def _mode_modestep(self, global_step: int) -> tuple[int, int] | None:
         mm = self._global_to_mode.get(global_step)
         if mm is None:
             self._maybe_refresh()
@@ -407,7 +410,7 @@ class Trial:
             raise ConfigValueError(msg, field="regex", value=regex)
         names: set[str]
         if step is None:
-            names = set(self._tensors) if mode == ModeKeys.GLOBAL else set(self._mode_tensors.get(mode, ()))
+            names = set(self._tensors) if mode == ModeKeys.GLOBAL else set(self._mode_tensors.get(int(mode), ()))
         else:
             g = self._global_of(mode, step)
             names = set(self._step_tensors.get(g, ())) if g is not None else set()

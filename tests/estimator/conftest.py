@@ -45,7 +45,7 @@ def make_session(region: str = "us-west-2", forward: bool = False) -> Any:
     import sagemaker
 
     boto_session = boto3.Session(region_name=region)
-    session = sagemaker.Session(boto_session=boto_session, sagemaker_config=NO_TELEMETRY)
+    session = sagemaker.Session(boto_session=boto_session)
     session.sagemaker_client = CapturingClient(session.sagemaker_client, forward=forward)
     return session
 

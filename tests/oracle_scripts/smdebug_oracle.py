@@ -72,5 +72,6 @@ def dump(trial_dir, out):
 
 if __name__ == "__main__":
     os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
+    os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
     cmd, *args = sys.argv[1:]
     {"write": write, "dump": dump}[cmd](*args)

@@ -32,7 +32,7 @@ def job_output(tmp_path: Path, smdebug_runs: Path) -> tuple[dict, Path]:
         "DebugHookConfig": {"S3OutputPath": (tmp_path / "out").as_uri() + "/"},
         "DebugRuleConfigurations": [
             {"RuleConfigurationName": "LossNotDecreasing", "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"}},
-            {"RuleConfigurationName": "Weights", "RuleParameters": {"rule_to_invoke": "AllZero", "tensor_regex": "Net_fc2.*"}},
+            {"RuleConfigurationName": "Weights", "RuleParameters": {"rule_to_invoke": "AllZero", "tensor_regex": "Net_fc.*"}},
         ],
         "DebugRuleEvaluationStatuses": [
             {"RuleConfigurationName": "LossNotDecreasing", "RuleEvaluationStatus": "IssuesFound", "StatusDetails": "loss flat"},
@@ -69,7 +69,7 @@ def test_flagged_tensors_sources(job_output):
     description, debug = job_output
     flagged = flagged_tensors(description, open_trial(debug))
     assert flagged["LossNotDecreasing"] == ["CrossEntropyLoss_output_0"]
-    assert flagged["Weights"] == ["Net_fc2.bias", "Net_fc2.weight"]
+    assert flagged["Weights"] == ["Net_fc1.weight", "Net_fc2.weight"]
     assert flagged["Gradients"] == ["gradient/Net_fc1.weight"]
     assert "Other" not in flagged
 

@@ -1,0 +1,117 @@
+"""Format writer and trial reader throughput against smdebug 1.0.34 (reference §5 workload).
+
+Workload: 1000 global steps × 20 tensors × 1000 float32 (80 MB of tensor payload). Write
+path: one ``StepWriter`` per step, 20 ``write_tensor`` calls, ``close()``. Read path:
+``create_trial`` plus ``tensor.value(step)`` of all 20,000 values, step by step. smdebug
+runs the same workload (``FileWriter`` / ``create_trial``) in ``.venv-smdebug`` in the same
+run; ratios are our throughput divided by smdebug's. Ours is the median of 3 runs,
+smdebug's is one run (it takes ~25 s).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.trials import create_trial
+
+STEPS, TENSORS, SIZE = 1000, 20, 1000
+PAYLOAD_MB = STEPS * TENSORS * SIZE * 4 / 1e6
+REPO = Path(__file__).resolve().parent.parent
+SMDEBUG_PY = REPO / ".venv-smdebug" / "bin" / "python"
+BASELINE = Path(__file__).resolve().parent / "smdebug_format_baseline.py"
+
+
+def _write(root: Path) -> float:
+    rng = np.random.default_rng(0)
+    arrays = [rng.normal(size=SIZE).astype(np.float32) for _ in range(TENSORS)]
+    names = [f"layer{i}/weight" for i in range(TENSORS)]
+    t0 = time.perf_counter()
+    for step in range(STEPS):
+        with StepWriter(root, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step) as w:
+            for name, arr in zip(names, arrays):
+                w.write_tensor(name, arr)
+    elapsed = time.perf_counter() - t0
+    write_collections_file(root, "worker_0", {}, 1)
+    write_training_end(root)
+    return elapsed
+
+
+def _read(root: Path) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    trial = create_trial(str(root))
+    t1 = time.perf_counter()
+    tensors = [trial.tensor(n) for n in trial.tensor_names()]
+    count = 0
+    for step in trial.steps():
+        for tensor in tensors:
+            tensor.value(step)
+            count += 1
+    t2 = time.perf_counter()
+    if count != STEPS * TENSORS:
+        msg = f"read {count} values, expected {STEPS * TENSORS}"
+        raise RuntimeError(msg)
+    return t1 - t0, t2 - t0
+
+
+def _smdebug(work: Path) -> dict[str, float] | None:
+    if not (REPO / ".venv-smdebug" / ".installed").exists():
+        return None
+    out = work / "smdebug"
+    proc = subprocess.run(
+        [str(SMDEBUG_PY), str(BASELINE), str(out), str(STEPS), str(TENSORS), str(SIZE)],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        msg = f"smdebug baseline failed: {proc.stderr[-2000:]}"
+        raise RuntimeError(msg)
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run() -> dict[str, object]:
+    """Measure; return flat JSON-able metrics."""
+    work = Path(tempfile.mkdtemp(prefix="bench-format-"))
+    try:
+        writes, creates, reads = [], [], []
+        for i in range(3):
+            root = work / f"ours{i}"
+            writes.append(_write(root))
+            create_s, read_s = _read(root)
+            creates.append(create_s)
+            reads.append(read_s)
+            shutil.rmtree(root)
+        write_s, read_s = statistics.median(writes), statistics.median(reads)
+        out: dict[str, object] = {
+            "writer_mb_s": round(PAYLOAD_MB / write_s, 1),
+            "reader_mb_s": round(PAYLOAD_MB / read_s, 1),
+            "reader_create_trial_s": round(statistics.median(creates), 3),
+        }
+        base = _smdebug(work)
+        if base is None:
+            note = "smdebug reference venv (.venv-smdebug) absent: run `make smdebug-venv`"
+            out["writer_vs_smdebug_note"] = note
+            out["reader_vs_smdebug_note"] = note
+            return out
+        sm_write = PAYLOAD_MB / base["write_s"]
+        sm_read = PAYLOAD_MB / (base["create_trial_s"] + base["read_s"])
+        out.update(
+            {
+                "smdebug_writer_mb_s": round(sm_write, 1),
+                "smdebug_reader_mb_s": round(sm_read, 1),
+                "writer_vs_smdebug": round(PAYLOAD_MB / write_s / sm_write, 1),
+                "reader_vs_smdebug": round(PAYLOAD_MB / read_s / sm_read, 1),
+            }
+        )
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

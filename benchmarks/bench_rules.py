@@ -1,0 +1,285 @@
+"""Rule detection benchmark: seeded fault-injection training runs, every built-in debugging rule.
+
+Each *job* is one training run (``benchmarks/rule_cases/*.py``) with a fault injected at a
+known global step (the onset) or none (a clean control), carrying the rules that watch it.
+For every rule: at least one fault that must fire it and clean runs that must not, over
+``SEEDS`` seeds. A rule that fires on a fault run at or after the onset is a true positive;
+firing on a clean run, or before the onset, is a false positive; a fault run without
+firing is a false negative. "Saved steps" = first firing step - onset (every step is saved).
+
+Jobs run through local mode's ``Estimator(instance_type="local").fit()`` (two at a time);
+``RULES_BENCH_LAUNCH=direct`` runs the script and the rule processes directly instead.
+Writes ``benchmarks/rules_results.md`` and returns flat metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CASES_DIR = HERE / "rule_cases"
+SEEDS = (0, 1, 2)
+ONSET = 10
+STALL = {"threshold": "15"}
+
+# rule -> RuleParameters (strings, as the SDK sends them)
+RULE_PARAMS: dict[str, dict[str, str]] = {
+    "VanishingGradient": {},
+    "ExplodingTensor": {},
+    "WeightUpdateRatio": {},
+    "AllZero": {"tensor_regex": ".*relu_output"},
+    "DeadRelu": {},
+    "TensorVariance": {"tensor_regex": ".*fc1.weight", "max_threshold": "1"},
+    "UnchangedTensor": {"collection_names": "weights"},
+    "LossNotDecreasing": {"num_steps": "1"},
+    "Overtraining": {"patience_train": "2", "delta": "0.0001"},
+    "PoorWeightInitialization": {},
+    "StalledTrainingRule": STALL,
+    "SaturatedActivation": {},
+    "ClassImbalance": {},
+    "Confusion": {},
+    "CheckInputImages": {"regex": ".*Net_input_0"},
+    "NLPSequenceRatio": {},
+    "Overfit": {},
+    "FeatureImportanceOverweight": {},
+    "TreeDepth": {},
+    "SimilarAcrossRuns": {},
+}
+
+MLP_RULES = (
+    "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "AllZero", "DeadRelu", "TensorVariance",
+    "UnchangedTensor", "LossNotDecreasing", "Overtraining", "PoorWeightInitialization", "StalledTrainingRule",
+)  # fmt: skip
+
+# (job kind, script, hyperparameters, fault onset or None, rules carried)
+JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
+    ("mlp-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, MLP_RULES),
+    ("mlp-dead", "torch_case.py", {"scenario": "mlp", "fault": "dead"}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
+    ("mlp-nan", "torch_case.py", {"scenario": "mlp", "fault": "nan"}, ONSET, ("ExplodingTensor",)),
+    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze"}, ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
+    ("mlp-scale", "torch_case.py", {"scenario": "mlp", "fault": "scale"}, ONSET, ("TensorVariance",)),
+    ("mlp-badinit", "torch_case.py", {"scenario": "mlp", "fault": "badinit"}, 0, ("PoorWeightInitialization",)),
+    # the hook writes step s when step s+1 starts: a stall before step 10 delays step 9
+    ("mlp-stall", "torch_case.py", {"scenario": "mlp", "fault": "stall", "stall-s": "25"}, ONSET - 1, ("StalledTrainingRule",)),
+    ("tanh-clean", "torch_case.py", {"scenario": "tanh", "fault": "none"}, None, ("SaturatedActivation",)),
+    ("tanh-scale", "torch_case.py", {"scenario": "tanh", "fault": "scale"}, ONSET, ("SaturatedActivation",)),
+    ("cls-clean", "torch_case.py", {"scenario": "cls", "fault": "none"}, None, ("ClassImbalance", "Confusion")),
+    ("cls-imbalance", "torch_case.py", {"scenario": "cls", "fault": "imbalance"}, 0, ("ClassImbalance",)),
+    ("cls-flip", "torch_case.py", {"scenario": "cls", "fault": "flip"}, ONSET, ("Confusion",)),
+    ("image-clean", "torch_case.py", {"scenario": "image", "fault": "none"}, None, ("CheckInputImages",)),
+    ("image-raw", "torch_case.py", {"scenario": "image", "fault": "unnormalized"}, 0, ("CheckInputImages",)),
+    ("nlp-clean", "torch_case.py", {"scenario": "nlp", "fault": "none"}, None, ("NLPSequenceRatio",)),
+    ("nlp-padding", "torch_case.py", {"scenario": "nlp", "fault": "padding"}, ONSET, ("NLPSequenceRatio",)),
+    ("overfit-clean", "torch_case.py", {"scenario": "overfit", "fault": "none", "steps": "30"}, None, ("Overfit",)),
+    ("overfit-memorize", "torch_case.py", {"scenario": "overfit", "fault": "memorize", "steps": "30"}, 9, ("Overfit",)),
+    ("xgb-clean", "xgb_case.py", {"fault": "none"}, None, ("FeatureImportanceOverweight", "TreeDepth")),
+    ("xgb-onefeature", "xgb_case.py", {"fault": "onefeature"}, 0, ("FeatureImportanceOverweight",)),
+    ("xgb-shallow", "xgb_case.py", {"fault": "shallow"}, 0, ("TreeDepth",)),
+]
+# second phase: compared against the seed's mlp-clean run (other_trial_0)
+SIMILAR_JOBS = [
+    ("similar-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, ("SimilarAcrossRuns",)),
+    ("similar-perturb", "torch_case.py", {"scenario": "mlp", "fault": "perturb"}, ONSET, ("SimilarAcrossRuns",)),
+]
+
+COLLECTIONS = {
+    "torch_case.py": {
+        "weights": None, "gradients": None, "losses": None, "biases": None,
+        "relu_output": ".*relu_output", "relu_input": ".*relu_input", "tanh_input": ".*tanh_input",
+        "labels": "^labels$", "predictions": "^predictions$", "input_image": ".*Net_input_0",
+        "input_sequence": ".*embedding0_input_0",
+    },
+    "xgb_case.py": {"metrics": None, "feature_importance": None, "trees": None, "labels": None, "predictions": None, "hyperparameters": None},
+}  # fmt: skip
+
+
+def _hook_config(local_path: Path, script: str) -> dict[str, Any]:
+    colls = []
+    for name, regex in COLLECTIONS[script].items():
+        params = {"save_interval": "1"}
+        if regex:
+            params["include_regex"] = regex
+        colls.append({"CollectionName": name, "CollectionParameters": params})
+    return {"LocalPath": str(local_path), "HookParameters": {"save_interval": "1"}, "CollectionConfigurations": colls}
+
+
+def _job_result(rule_out: Path, status_file: Path) -> dict[str, Any]:
+    status = json.loads(status_file.read_text()) if status_file.exists() else {"RuleEvaluationStatus": "Error", "StatusDetails": "no status"}
+    report_path = rule_out / "rule-report.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    return {"status": status["RuleEvaluationStatus"], "details": status.get("StatusDetails", ""), "first": report.get("FirstFiredStep")}
+
+
+def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """Run the training script and one rule process per rule, as local mode would."""
+    debug = work / "debug-output"
+    cfg = work / "debughookconfig.json"
+    cfg.write_text(json.dumps(_hook_config(debug, script)))
+    env = {k: v for k, v in os.environ.items() if k != "TRAINING_JOB_NAME"}
+    env["SMDEBUG_CONFIG_FILE_PATH"] = str(cfg)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    argv = [sys.executable, str(CASES_DIR / script)]
+    for k, v in hps.items():
+        argv += [f"--{k}", v]
+    procs = []
+    for rule in rules:
+        params = {"rule_to_invoke": rule, **RULE_PARAMS[rule], **(others if rule == "SimilarAcrossRuns" else {})}
+        (work / f"{rule}.params.json").write_text(json.dumps(params))
+        cmd = [sys.executable, "-m", "sagemaker_debugger_ext.rules", "run", "--trial-path", str(debug), "--rule-name", rule,
+               "--rule-parameters-file", str(work / f"{rule}.params.json"), "--output-dir", str(work / "rule-output" / rule),
+               "--status-file", str(work / f"{rule}.status.json"), "--poll-interval", "0.2"]  # fmt: skip
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(work / f"{rule}.log", "wb")))  # noqa: SIM115
+    train = subprocess.run(argv, env=env, capture_output=True, timeout=300, check=False)
+    if train.returncode != 0:
+        (work / "train.log").write_bytes(train.stdout + train.stderr)
+    debug.mkdir(parents=True, exist_ok=True)
+    (debug / "training_job_end.ts").touch()
+    for p in procs:
+        p.wait(timeout=300)
+    return {rule: _job_result(work / "rule-output" / rule, work / f"{rule}.status.json") for rule in rules}
+
+
+def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """One local-mode job through our Estimator: fit() with every rule of the job."""
+    from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs
+
+    colls = [CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})}) for n, r in COLLECTIONS[script].items()]
+    rule_objs = []
+    for rule in rules:
+        fn = getattr(rule_configs, _snake(rule))
+        params = {**RULE_PARAMS[rule], **(others if rule == "SimilarAcrossRuns" else {})}
+        rule_objs.append(Rule.sagemaker(fn(), rule_parameters=params) if params else Rule.sagemaker(fn()))
+    est = Estimator(
+        entry_point=script,
+        source_dir=str(CASES_DIR),
+        image_uri="local-python",
+        role="arn:aws:iam::000000000000:role/bench",
+        instance_count=1,
+        instance_type="local",
+        hyperparameters=dict(hps),
+        output_path=(work / "out").as_uri(),
+        debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "1"}, collection_configs=colls),
+        rules=rule_objs,
+    )
+    est.fit(wait=True, logs=False)
+    summary = {r["RuleConfigurationName"]: r for r in est.latest_training_job.rule_job_summary()}
+    job = est.latest_training_job.name
+    out = {}
+    for rule in rules:
+        s = summary.get(rule, {})
+        report = work / "out" / job / "rule-output" / rule / "rule-report.json"
+        first = json.loads(report.read_text()).get("FirstFiredStep") if report.exists() else None
+        out[rule] = {"status": s.get("RuleEvaluationStatus", "missing"), "details": s.get("StatusDetails", ""), "first": first}
+    out["_debug_path"] = {"path": str(work / "out" / job / "debug-output")}
+    return out
+
+
+def _snake(name: str) -> str:
+    return {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
+        name, "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    )
+
+
+def _run_job(root: Path, kind: str, script: str, hps: dict[str, str], rules: tuple[str, ...], seed: int, others: Mapping[str, str]) -> dict[str, Any]:
+    work = root / f"{kind}-s{seed}"
+    work.mkdir(parents=True, exist_ok=True)
+    hps = {**hps, "seed": str(seed)}
+    launch = _launch_direct if os.environ.get("RULES_BENCH_LAUNCH") == "direct" else _launch_local
+    t0 = time.perf_counter()
+    results = launch(work, script, hps, rules, others)
+    debug = results.pop("_debug_path", {"path": str(work / "debug-output")})["path"]
+    return {"kind": kind, "seed": seed, "results": results, "debug": debug, "seconds": time.perf_counter() - t0}
+
+
+def _score(jobs: list[tuple[dict[str, Any], int | None]]) -> tuple[dict[str, Any], list[str]]:
+    per_rule: dict[str, dict[str, Any]] = {}
+    for job, onset in jobs:
+        for rule, res in job["results"].items():
+            d = per_rule.setdefault(rule, {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "delays": [], "errors": []})
+            fired = res["status"] == "IssuesFound" and res["first"] is not None
+            if res["status"] == "Error":
+                d["errors"].append(f"{job['kind']} s{job['seed']}: {res['details']}")
+            if onset is None:
+                d["fp" if fired else "tn"] += 1
+            elif fired and res["first"] >= onset:
+                d["tp"] += 1
+                d["delays"].append(res["first"] - onset)
+            elif fired:
+                d["fp"] += 1
+                d["fn"] += 1
+            else:
+                d["fn"] += 1
+    return per_rule, []
+
+
+def run() -> dict[str, Any]:
+    """Run every job for every seed; return precision, recall and detection delays."""
+    root = Path(tempfile.mkdtemp(prefix="sdx-bench-rules-"))
+    t0 = time.perf_counter()
+    done: list[tuple[dict[str, Any], int | None]] = []
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
+            done = [(f.result(), o) for f, o in futures]
+            refs = {j["seed"]: j["debug"] for j, _ in done if j["kind"] == "mlp-clean"}
+            futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o) for seed in SEEDS for (k, s, h, o, r) in SIMILAR_JOBS]
+            done += [(f.result(), o) for f, o in futures]
+        per_rule, _ = _score(done)
+    finally:
+        if not os.environ.get("RULES_BENCH_KEEP"):
+            shutil.rmtree(root, ignore_errors=True)
+    tp = sum(d["tp"] for d in per_rule.values())
+    fp = sum(d["fp"] for d in per_rule.values())
+    fn = sum(d["fn"] for d in per_rule.values())
+    delays = [x for d in per_rule.values() for x in d["delays"]]
+    out: dict[str, Any] = {
+        "rules_precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
+        "rules_recall": round(tp / (tp + fn), 4) if tp + fn else 0.0,
+        "rules_detect_steps_median": statistics.median(delays) if delays else None,
+        "rules_jobs": len(done),
+        "rules_bench_seconds": round(time.perf_counter() - t0, 1),
+        "rules_launch": os.environ.get("RULES_BENCH_LAUNCH", "local"),
+    }
+    for rule, d in sorted(per_rule.items()):
+        out[f"rules_{rule}_precision"] = round(d["tp"] / (d["tp"] + d["fp"]), 4) if d["tp"] + d["fp"] else 0.0
+        out[f"rules_{rule}_recall"] = round(d["tp"] / (d["tp"] + d["fn"]), 4) if d["tp"] + d["fn"] else 0.0
+        out[f"rules_{rule}_detect_steps_median"] = statistics.median(d["delays"]) if d["delays"] else None
+        if d["errors"]:
+            out[f"rules_{rule}_errors"] = d["errors"][:3]
+    _write_markdown(out, per_rule)
+    return out
+
+
+def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, Any]]) -> None:
+    lines = [
+        "# Rule detection benchmark",
+        "",
+        f"Seeds {list(SEEDS)}; {out['rules_jobs']} training jobs ({out['rules_launch']} launch), {out['rules_bench_seconds']} s.",
+        f"Overall: precision **{out['rules_precision']}**, recall **{out['rules_recall']}**, "
+        f"median saved steps from fault onset to IssuesFound **{out['rules_detect_steps_median']}**.",
+        "",
+        "| rule | fault runs fired (TP/FN) | clean runs fired (FP/TN) | precision | recall | saved steps to detection (median, max) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule, d in sorted(per_rule.items()):
+        delays = d["delays"]
+        med = f"{statistics.median(delays)}, {max(delays)}" if delays else "-"
+        lines.append(
+            f"| {rule} | {d['tp']}/{d['fn']} | {d['fp']}/{d['tn']} | {out[f'rules_{rule}_precision']} | {out[f'rules_{rule}_recall']} | {med} |"
+        )
+    (HERE / "rules_results.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(), indent=2, sort_keys=True))

@@ -1,0 +1,79 @@
+"""``sagemaker-debugger-ext jobs list|describe|logs|stop``: the local job store."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "list, describe, follow or stop local training jobs"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``jobs`` sub-actions."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION")
+    sub.required = True
+    p = sub.add_parser("list", help="local jobs, newest first")
+    p.add_argument("--status", choices=("InProgress", "Completed", "Failed", "Stopping", "Stopped"))
+    p.add_argument("--name-contains", metavar="TEXT")
+    p = sub.add_parser("describe", help="DescribeTrainingJob of a local job, as JSON")
+    p.add_argument("name", metavar="NAME")
+    p = sub.add_parser("logs", help="print a job's logs")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--follow", "-f", action="store_true", help="follow until the job ends (Ctrl-C stops the job)")
+    p = sub.add_parser("stop", help="stop a running local job")
+    p.add_argument("name", metavar="NAME")
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one ``jobs`` action."""
+    from ..local import LocalTrainingClient
+
+    client = LocalTrainingClient()
+    if args.action == "list":
+        from rich.console import Console
+        from rich.table import Table
+
+        from ._local_view import status_style
+
+        jobs = client.list_training_jobs(NameContains=args.name_contains, StatusEquals=args.status)
+        table = Table(title=f"Local jobs in {client.store.root}", title_justify="left")
+        for col in ("Name", "Status", "Secondary status", "Created"):
+            table.add_column(col)
+        for s in jobs["TrainingJobSummaries"]:
+            status = s["TrainingJobStatus"]
+            table.add_row(
+                s["TrainingJobName"], f"[{status_style(status)}]{status}[/]", s.get("SecondaryStatus", ""),
+                s["CreationTime"].astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+            )  # fmt: skip
+        Console().print(table)
+        return 0
+    if args.action == "describe":
+        print(json.dumps(client.describe_training_job(args.name), indent=2, sort_keys=True, default=_json_default))
+        return 0
+    if args.action == "logs":
+        from ..local._logs import LogFollower, follow_job
+
+        if args.follow:
+            desc = follow_job(client, args.name)
+            return 0 if desc["TrainingJobStatus"] != "Failed" else 1
+        request = client.store.read_request(args.name)
+        count = int((request.get("ResourceConfig") or {}).get("InstanceCount") or 1)
+        LogFollower(
+            client.store.paths(args.name), hosts=[f"algo-{i + 1}" for i in range(count)], include_rules=True, out=sys.stdout
+        ).pump(final=True)
+        return 0
+    client.stop_training_job(args.name)
+    desc = client.wait(args.name, timeout_s=120)
+    print(f"{args.name}: {desc['TrainingJobStatus']}")
+    return 0

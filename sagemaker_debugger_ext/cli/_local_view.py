@@ -1,0 +1,54 @@
+"""Rendering of local jobs for the CLI: rule tables and job summaries (``rich``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["print_summary", "rule_table", "status_style"]
+
+_STYLES = {
+    "Completed": "green", "NoIssuesFound": "green", "IssuesFound": "bold red", "Error": "red",
+    "Failed": "bold red", "Stopped": "yellow", "Stopping": "yellow", "InProgress": "cyan",
+}  # fmt: skip
+
+
+def status_style(status: str) -> str:
+    """Colour of a job or rule status."""
+    return _STYLES.get(status, "white")
+
+
+def rule_table(desc: Mapping[str, Any], *, title: str = "Rules") -> Any:
+    """A rich Table of the job's rule evaluation statuses."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("Rule")
+    table.add_column("Kind")
+    table.add_column("Status")
+    table.add_column("Details", overflow="fold")
+    for key, kind in (("DebugRuleEvaluationStatuses", "debug"), ("ProfilerRuleEvaluationStatuses", "profiler")):
+        for r in desc.get(key) or []:
+            status = str(r.get("RuleEvaluationStatus", ""))
+            table.add_row(
+                str(r.get("RuleConfigurationName")), kind, f"[{status_style(status)}]{status}[/]",
+                str(r.get("StatusDetails", ""))[:200],
+            )  # fmt: skip
+    return table
+
+
+def print_summary(desc: Mapping[str, Any]) -> None:
+    """Print the job's final status and its rule table."""
+    from rich.console import Console
+
+    console = Console()
+    status = str(desc.get("TrainingJobStatus"))
+    transitions = desc.get("SecondaryStatusTransitions") or [{}]
+    console.print(
+        f"Job [bold]{desc.get('TrainingJobName')}[/]: [{status_style(status)}]{status}[/]"
+        f" ({desc.get('SecondaryStatus')}: {transitions[-1].get('StatusMessage', '')})"
+    )
+    if desc.get("FailureReason"):
+        console.print(f"[red]{desc['FailureReason']}[/]")
+    if desc.get("DebugRuleEvaluationStatuses") or desc.get("ProfilerRuleEvaluationStatuses"):
+        console.print(rule_table(desc, title="Rule summary"))

@@ -1,0 +1,84 @@
+"""Reports of a local job, by name: the debugger job report and, when profiled, the profiler report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from ._job_report import write_job_report
+
+__all__ = ["JOB_REPORT_FILE", "describe_local_job", "profiler_output_dir", "write_local_job_reports"]
+
+JOB_REPORT_FILE = "job-report.html"
+
+
+def describe_local_job(job_name: str) -> dict[str, Any]:
+    """``describe_training_job`` of a local job, without importing the ``sagemaker`` package.
+
+    Raises:
+        JobNotFoundError: no local job has that name.
+    """
+    from ..local import LocalTrainingClient
+
+    return LocalTrainingClient().describe_training_job(job_name)
+
+
+def _local_dir(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return Path(parsed.netloc + parsed.path) if parsed.netloc else Path(parsed.path)
+    if parsed.scheme in ("", None):
+        return Path(uri)
+    return None
+
+
+def profiler_output_dir(description: Mapping[str, Any]) -> Path | None:
+    """The local profiler folder of a job, or None (profiler off, no data, or not local)."""
+    config = description.get("ProfilerConfig") or {}
+    if not config or str(config.get("DisableProfiler", "")).lower() == "true":
+        return None
+    base = config.get("S3OutputPath") or (description.get("OutputDataConfig") or {}).get("S3OutputPath")
+    job = description.get("TrainingJobName")
+    if not base or not job:
+        return None
+    local = _local_dir(f"{str(base).rstrip('/')}/{job}/profiler-output")
+    return local if local is not None and local.is_dir() else None
+
+
+def _default_out(description: Mapping[str, Any], job_name: str) -> Path:
+    base = (description.get("OutputDataConfig") or {}).get("S3OutputPath") or ""
+    local = _local_dir(f"{str(base).rstrip('/')}/{job_name}") if base else None
+    return local / "report" if local is not None else Path(f"{job_name}-report")
+
+
+def write_local_job_reports(
+    job_name: str, out_dir: str | Path | None = None, *, profiler_parameters: Mapping[str, Any] | None = None
+) -> list[Path]:
+    """Write the reports of a local job and return their paths.
+
+    ``job-report.html`` (rule summary, loss curves, flagged tensors) always; the profiler's
+    ``profiler-report.html`` too when the job was profiled.
+
+    Args:
+        job_name: a local training job.
+        out_dir: folder for the reports (default: ``<output path>/<job>/report`` for a
+            ``file://`` output, else ``./<job>-report``).
+        profiler_parameters: ``<Rule>_<param>`` values for the profiler report.
+
+    Raises:
+        JobNotFoundError: no local job has that name.
+
+    .. versionadded:: 0.1
+    """
+    description = describe_local_job(job_name)
+    out = Path(out_dir) if out_dir else _default_out(description, job_name)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [write_job_report(description, out / JOB_REPORT_FILE)]
+    profiler_dir = profiler_output_dir(description)
+    if profiler_dir is not None:
+        from ..profiler import render_profiler_report
+
+        written.append(render_profiler_report(profiler_dir, out, parameters=dict(profiler_parameters or {})))
+    return written

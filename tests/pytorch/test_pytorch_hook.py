@@ -1,0 +1,203 @@
+"""The PyTorch hook on real CPU training: names, shapes and values as the model saw them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import sagemaker_debugger_ext.pytorch as smd
+from sagemaker_debugger_ext._exceptions import HookError
+from sagemaker_debugger_ext.hooks import TrainingContext
+from sagemaker_debugger_ext.trials import create_trial
+
+
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(6, 5)
+        self.relu = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(5, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.relu(self.fc1(x)))
+
+
+class CNN(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2)
+        )
+        self.head = torch.nn.Linear(2 * 3 * 3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+def _data(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(8, 6, generator=g) if isinstance(getattr(model, "module", model), MLP) else torch.randn(8, 1, 8, 8, generator=g)
+    return x, torch.randint(0, 3, (8,), generator=g)
+
+
+def _train(model: torch.nn.Module, hook: smd.Hook, steps: int) -> dict[int, dict[str, np.ndarray]]:
+    """Train and return, per step, the parameters at step start and the gradients after backward."""
+    hook.register_module(model)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    hook.register_loss(loss_fn)
+    hook.set_mode(smd.modes.TRAIN)
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    x, y = _data(model)
+    seen: dict[int, dict[str, np.ndarray]] = {}
+    inner = getattr(model, "module", model)
+    cls = inner._get_name()
+    for step in range(steps):
+        snap = {f"{cls}_{n}": p.detach().float().numpy().copy() for n, p in inner.named_parameters()}
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        snap.update({f"gradient/{cls}_{n}": p.grad.float().numpy().copy()
+                     for n, p in inner.named_parameters() if p.grad is not None})
+        snap["CrossEntropyLoss_output_0"] = loss.detach().float().numpy().copy()
+        seen[step] = snap
+        opt.step()
+    hook.close()
+    return seen
+
+
+def _hook(out: Path, interval: int, **kw: object) -> smd.Hook:
+    kw.setdefault("include_collections", ["weights", "biases", "gradients", "losses", "relu_output"])
+    return smd.Hook(out_dir=out, save_config=smd.SaveConfig(save_interval=interval), context=TrainingContext(), **kw)
+
+
+@pytest.mark.parametrize("interval", [1, 10], ids=["interval1", "interval10"])
+@pytest.mark.parametrize("model_cls", [MLP, CNN], ids=["mlp", "cnn"])
+def test_trained_model_tensors_match(tmp_path: Path, model_cls: type, interval: int) -> None:
+    """Every parameter, gradient and loss is saved at each due step with the model's own values."""
+    torch.manual_seed(0)
+    model = model_cls()
+    steps = 12
+    seen = _train(model, _hook(tmp_path, interval), steps)
+    trial = create_trial(str(tmp_path))
+    saved = [s for s in range(steps) if s % interval == 0]
+    assert trial.steps() == saved
+    assert trial.steps(mode=smd.modes.TRAIN) == saved
+    for step in saved:
+        assert set(seen[step]) <= set(trial.tensor_names(step=step))
+        for name, expected in seen[step].items():
+            got = trial.tensor(name).value(step)
+            assert got.shape == expected.shape or (expected.shape == () and got.size == 1), name
+            np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-6, atol=1e-7, err_msg=name)
+        relu = [n for n in trial.tensor_names(step=step) if "relu_output" in n]
+        assert len(relu) == 1
+    weights = set(trial.tensor_names(collection="weights"))
+    assert weights == {n for n in seen[0] if n.endswith("weight") and "gradient" not in n}
+    assert trial.tensor_names(collection="losses") == ["CrossEntropyLoss_output_0"]
+
+
+def test_activation_names_match_default_rule_regexes(tmp_path: Path) -> None:
+    """Activation inputs/outputs match DeadRelu / TanhSaturation / SigmoidSaturation regexes."""
+    from smdebug_rulesconfig import dead_relu
+
+    regex = dead_relu()["CollectionConfigurations"][0]["CollectionParameters"]["include_regex"]
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.LeakyReLU(),
+        torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Sigmoid(),
+    )
+    hook = _hook(tmp_path, 1, include_collections=["relu_output", "relu_input", "tanh_input", "sigmoid_input"])
+    hook.register_module(model)
+    model(torch.randn(2, 4))
+    hook.close()
+    names = set(create_trial(str(tmp_path)).tensor_names(step=0))
+    assert names == {"1_relu_input_0", "1_relu_output_0", "3_leakyrelu_input_0", "3_leakyrelu_output_0",
+                     "5_tanh_input_0", "6_sigmoid_input_0"}
+    assert {n for n in names if re.search(regex, n)} == {"1_relu_output_0", "3_leakyrelu_output_0"}
+
+
+def test_named_activation_keeps_smdebug_name(tmp_path: Path) -> None:
+    """A module already named after its activation keeps smdebug's name (relu_output_0)."""
+    hook = _hook(tmp_path, 1, include_collections=["relu_output"])
+    model = MLP()
+    hook.register_module(model)
+    model(torch.randn(2, 6))
+    hook.close()
+    assert create_trial(str(tmp_path)).tensor_names(collection="relu_output") == ["relu_output_0"]
+
+
+def test_bfloat16_model(tmp_path: Path) -> None:
+    """A bf16 model trains with the hook; values read back equal the bf16 parameters."""
+    torch.manual_seed(0)
+    model = MLP().to(torch.bfloat16)
+    hook = _hook(tmp_path, 1)
+    hook.register_module(model)
+    before = model.fc1.weight.detach().float().numpy().copy()
+    loss = model(torch.randn(4, 6, dtype=torch.bfloat16)).float().pow(2).mean()
+    loss.backward()
+    grad = model.fc1.weight.grad.float().numpy().copy()
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    np.testing.assert_array_equal(trial.tensor("MLP_fc1.weight").value(0), before)
+    np.testing.assert_array_equal(trial.tensor("gradient/MLP_fc1.weight").value(0), grad)
+    assert trial.tensor("MLP_fc1.weight").value(0).dtype == np.float32
+    raw = (tmp_path / "events/000000000000/000000000000_worker_0.tfevents").read_bytes()
+    assert b"\x08\x0e" in raw  # TensorProto.dtype = DT_BFLOAT16 (14)
+
+
+def test_dataparallel_wrapper_names_like_plain_model(tmp_path: Path) -> None:
+    """nn.DataParallel is looked through: no 'module.' in names, same names as the bare model."""
+    torch.manual_seed(0)
+    _train(torch.nn.DataParallel(MLP()), _hook(tmp_path / "dp", 1), 2)
+    torch.manual_seed(0)
+    _train(MLP(), _hook(tmp_path / "plain", 1), 2)
+    dp, plain = create_trial(str(tmp_path / "dp")), create_trial(str(tmp_path / "plain"))
+    assert dp.tensor_names() == plain.tensor_names()
+    assert not any("module." in n for n in dp.tensor_names())
+    np.testing.assert_array_equal(dp.tensor("MLP_fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1))
+
+
+def test_frozen_parameters_have_no_gradient(tmp_path: Path) -> None:
+    """Parameters with requires_grad=False are saved as weights but get no gradient hook."""
+    model = MLP()
+    model.fc1.requires_grad_(False)
+    _train(model, _hook(tmp_path, 1), 1)
+    names = create_trial(str(tmp_path)).tensor_names(step=0)
+    assert "MLP_fc1.weight" in names
+    assert "gradient/MLP_fc1.weight" not in names
+    assert "gradient/MLP_fc2.weight" in names
+
+
+def test_eval_mode_has_no_gradients_and_own_steps(tmp_path: Path) -> None:
+    """EVAL steps count separately and never save gradients."""
+    model = MLP()
+    hook = _hook(tmp_path, 1)
+    hook.register_module(model)
+    hook.set_mode(smd.modes.TRAIN)
+    model(torch.randn(2, 6)).sum().backward()
+    hook.set_mode(smd.modes.EVAL)
+    with torch.no_grad():
+        model(torch.randn(2, 6))
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    assert (trial.mode(1), trial.mode_step(1)) == (smd.modes.EVAL, 0)
+    assert trial.steps(mode=smd.modes.EVAL) == [0]
+    assert not any(n.startswith("gradient/") for n in trial.tensor_names(step=1))
+    assert any(n.startswith("gradient/") for n in trial.tensor_names(step=0))
+
+
+def test_registration_errors_and_get_hook(tmp_path: Path) -> None:
+    """Non-modules are refused with a clear error; get_hook returns the latest hook."""
+    hook = _hook(tmp_path, 1)
+    assert smd.get_hook() is hook
+    with pytest.raises(HookError, match="torch.nn.Module"):
+        hook.register_module("not a module")  # type: ignore[arg-type]
+    model = MLP()
+    hook.register_module(model)
+    with pytest.raises(HookError, match="registered before"):
+        hook.register_module(model)
+    with pytest.raises(HookError, match="torch.Tensor"):
+        hook.record_tensor_value("x", 3.0)  # type: ignore[arg-type]
+    hook.close()

@@ -1,0 +1,181 @@
+"""Trials written by our StepWriter: refresh while writing, workers, completeness, waits."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sagemaker_debugger_ext._exceptions import ConfigValueError, StorageNotFoundError
+from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.exceptions import (
+    InvalidWorker,
+    MissingCollectionFiles,
+    NoMoreData,
+    StepNotYetAvailable,
+    StepUnavailable,
+)
+from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.storage import MemoryStorage
+from sagemaker_debugger_ext.trials import StepState, create_trial
+
+FAST = {"poll_interval_s": 0.01, "wait_timeout_s": 2.0}
+
+
+def _step(root: Path, step: int, worker: str = "worker_0", mode: ModeKeys = ModeKeys.TRAIN,
+          mode_step: int | None = None, value: float | None = None) -> None:  # fmt: skip
+    with StepWriter(root, global_step=step, worker=worker, mode=mode, mode_step=step if mode_step is None else mode_step) as w:
+        w.write_tensor("w", np.full((2, 2), step if value is None else value, np.float32))
+        w.write_tensor("loss", np.float32(step) / 10)
+
+
+def test_refresh_sees_steps_written_after_creation(tmp_path: Path) -> None:
+    """Steps written after create_trial appear on the next query; the end marker ends refreshes."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    _step(tmp_path, 0)
+    trial = create_trial(tmp_path, **FAST)
+    assert trial.steps() == [0] and not trial.loaded_all_steps
+    assert trial.has_passed_step(1) == StepState.NOT_YET_AVAILABLE
+    with pytest.raises(StepNotYetAvailable):
+        trial.tensor("w").value(1)
+    _step(tmp_path, 1)
+    _step(tmp_path, 3)
+    assert trial.steps() == [0, 1, 3]
+    assert trial.tensor("w").value(3).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert trial.has_passed_step(2) == StepState.UNAVAILABLE  # skipped: a later step is complete
+    write_training_end(tmp_path)
+    assert trial.has_passed_step(9) == StepState.UNAVAILABLE and trial.loaded_all_steps
+    with pytest.raises(NoMoreData):
+        trial.wait_for_steps([9])
+    with pytest.raises(StepUnavailable):
+        trial.wait_for_steps([2])
+
+
+def test_wait_for_steps_returns_when_a_writer_catches_up(tmp_path: Path) -> None:
+    """wait_for_steps polls until a concurrent writer produces the step."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    _step(tmp_path, 0)
+    trial = create_trial(tmp_path, **FAST)
+    started = threading.Event()
+
+    def writer() -> None:
+        started.set()
+        for s in range(1, 6):
+            _step(tmp_path, s)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    started.wait(5)
+    trial.wait_for_steps([5], timeout_s=10)
+    thread.join(10)
+    assert trial.tensor("w").steps(mode=ModeKeys.TRAIN) == [0, 1, 2, 3, 4, 5]
+
+
+def test_wait_for_steps_has_a_deadline(tmp_path: Path) -> None:
+    """A step that never comes raises StepNotYetAvailable once the deadline passes."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    _step(tmp_path, 0)
+    trial = create_trial(tmp_path, **FAST)
+    with pytest.raises(StepNotYetAvailable, match="step 4 of mode GLOBAL"):
+        trial.wait_for_steps([4], timeout_s=0.05)
+
+
+def test_two_workers_and_completeness(tmp_path: Path) -> None:
+    """A step is complete once both workers wrote it, or once a later step is complete."""
+    for w in ("worker_0", "worker_1"):
+        write_collections_file(tmp_path, w, {}, 2)
+    _step(tmp_path, 0, "worker_0", value=1)
+    _step(tmp_path, 0, "worker_1", value=2)
+    _step(tmp_path, 1, "worker_0")
+    trial = create_trial(tmp_path, **FAST)
+    assert trial.workers() == ["worker_0", "worker_1"] and trial.num_workers == 2
+    assert trial.steps() == [0] and trial.steps(show_incomplete_steps=True) == [0, 1]
+    assert trial.has_passed_step(1) == StepState.NOT_YET_AVAILABLE
+    w = trial.tensor("w")
+    assert w.workers(0) == ["worker_0", "worker_1"]
+    assert w.value(0, worker="worker_1")[0, 0] == 2 and w.value(0)[0, 0] == 1
+    with pytest.raises(InvalidWorker):
+        w.value(0, worker="worker_7")
+    _step(tmp_path, 2, "worker_0")
+    _step(tmp_path, 2, "worker_1")
+    assert trial.steps() == [0, 1, 2]  # step 1 is complete because step 2 is
+
+
+def test_modes_and_mode_steps(tmp_path: Path) -> None:
+    """TRAIN/EVAL/GLOBAL steps map to global steps; tensor_names filters by mode and step."""
+    write_collections_file(tmp_path, "worker_0", {"losses": {"name": "losses", "include_regex": ["loss"],
+                                                             "tensor_names": []}}, 1)  # fmt: skip
+    _step(tmp_path, 0, mode=ModeKeys.TRAIN, mode_step=0)
+    _step(tmp_path, 1, mode=ModeKeys.EVAL, mode_step=0)
+    with StepWriter(tmp_path, global_step=2, worker="worker_0") as sw:  # GLOBAL, mode_step = 2
+        sw.write_tensor("g", np.arange(3))
+    write_training_end(tmp_path)
+    trial = create_trial(tmp_path, **FAST)
+    assert trial.steps(mode=ModeKeys.EVAL) == [0] and trial.global_step(ModeKeys.EVAL, 0) == 1
+    assert trial.mode(2) == ModeKeys.GLOBAL and trial.mode_step(2) == 2
+    assert trial.tensor("g").value(2).tolist() == [0, 1, 2]
+    assert trial.tensor_names(mode=ModeKeys.EVAL) == ["loss", "w"]
+    assert trial.tensor_names(step=2) == ["g"]
+    assert trial.tensor_names(collection="losses") == ["loss"]
+    assert trial.tensor("w").value(0, mode=ModeKeys.EVAL)[0, 0] == 1
+    with pytest.raises(ConfigValueError, match="'collection' must be one of"):
+        trial.tensor_names(collection="nope")
+    with pytest.raises(ConfigValueError, match="only one of"):
+        trial.tensor_names(regex="w", collection="losses")
+
+
+def test_range_steps_limits_loading(tmp_path: Path) -> None:
+    """range_steps=(2, 4) loads only global steps 2 and 3."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    for s in range(6):
+        _step(tmp_path, s)
+    write_training_end(tmp_path)
+    trial = create_trial(tmp_path, range_steps=(2, 4), **FAST)
+    assert trial.steps() == [2, 3]
+    with pytest.raises(ConfigValueError, match="'range_steps' must be"):
+        create_trial(tmp_path, range_steps=(4, 2))
+
+
+def test_reductions_computed_on_flattened_tensor(tmp_path: Path) -> None:
+    """Computed l1/l2 use the flattened tensor; stored reductions come back as stored."""
+    value = np.array([[3.0, -4.0], [0.0, 12.0]])
+    with StepWriter(tmp_path, global_step=0, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=0) as sw:
+        sw.write_tensor("m", value)
+        sw.write_tensor("smdebug/reductions/abs_max/m", np.float32(99))
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    write_training_end(tmp_path)
+    m = create_trial(tmp_path, **FAST).tensor("m")
+    assert m.reduction_value(0, "l2") == pytest.approx(13.0)
+    assert m.reduction_value(0, "l1") == pytest.approx(19.0)
+    assert m.reduction_value(0, "min", abs=True) == 0.0
+    assert m.reduction_value(0, "max", abs=True).tolist() == [99.0]  # stored wins
+    assert list(m.reduction_values(0)) == [("max", True)]
+    with pytest.raises(ConfigValueError, match="'reduction_name' must be one of"):
+        m.reduction_value(0, "median")
+
+
+def test_memory_storage_trial(tmp_path: Path) -> None:
+    """A trial can be read from the in-memory Storage fake."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    _step(tmp_path, 0)
+    write_training_end(tmp_path)
+    objects = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    trial = create_trial(MemoryStorage(objects), **FAST)
+    assert trial.tensor("loss").value(0).tolist() == pytest.approx([0.0])
+
+
+def test_missing_path_and_missing_collections(tmp_path: Path) -> None:
+    """A missing folder fails at once; a folder without collections times out or ends clearly."""
+    with pytest.raises(StorageNotFoundError, match="does not exist"):
+        create_trial(tmp_path / "nope", **FAST)
+    _step(tmp_path, 0)
+    with pytest.raises(MissingCollectionFiles, match="within 0.05 s"):
+        create_trial(tmp_path, poll_interval_s=0.01, wait_timeout_s=0.05)
+    write_training_end(tmp_path)
+    with pytest.raises(MissingCollectionFiles, match="training has ended"):
+        create_trial(tmp_path, **FAST)
+    write_collections_file(tmp_path, "worker_0", {}, 2)  # says 2 workers, only 1 file
+    with pytest.raises(MissingCollectionFiles, match="1 of 2"):
+        create_trial(tmp_path, **FAST)
