@@ -27,9 +27,9 @@ STEPS_PER_BLOCK = 200
 
 def _make_step() -> Callable[[], None]:
     try:
-        import torch  # noqa: PLC0415
+        import torch
     except ImportError:
-        import numpy as np  # noqa: PLC0415
+        import numpy as np
 
         a = np.random.default_rng(0).standard_normal((256, 256)).astype("float32")
 

@@ -51,9 +51,9 @@ RULE_PARAMS: dict[str, dict[str, str]] = {
     "Confusion": {},
     "CheckInputImages": {"regex": ".*Net_input_0"},
     "NLPSequenceRatio": {},
-    "Overfit": {},
+    "Overfit": {"ratio_threshold": "0.5", "patience": "2"},  # one-batch train losses are noisy
     "FeatureImportanceOverweight": {},
-    "TreeDepth": {},
+    "TreeDepth": {"depth": "3"},  # the benchmark grows trees of max_depth 3
     "SimilarAcrossRuns": {},
 }
 
@@ -65,32 +65,32 @@ MLP_RULES = (
 # (job kind, script, hyperparameters, fault onset or None, rules carried)
 JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
     ("mlp-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, MLP_RULES),
-    ("mlp-dead", "torch_case.py", {"scenario": "mlp", "fault": "dead"}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
-    ("mlp-nan", "torch_case.py", {"scenario": "mlp", "fault": "nan"}, ONSET, ("ExplodingTensor",)),
-    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze"}, ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
-    ("mlp-scale", "torch_case.py", {"scenario": "mlp", "fault": "scale"}, ONSET, ("TensorVariance",)),
-    ("mlp-badinit", "torch_case.py", {"scenario": "mlp", "fault": "badinit"}, 0, ("PoorWeightInitialization",)),
+    ("mlp-dead", "torch_case.py", {"scenario": "mlp", "fault": "dead", "onset": str(ONSET)}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
+    ("mlp-nan", "torch_case.py", {"scenario": "mlp", "fault": "nan", "onset": str(ONSET)}, ONSET, ("ExplodingTensor",)),
+    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze", "onset": str(ONSET)}, ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
+    ("mlp-scale", "torch_case.py", {"scenario": "mlp", "fault": "scale", "onset": str(ONSET)}, ONSET, ("TensorVariance",)),
+    ("mlp-badinit", "torch_case.py", {"scenario": "mlp", "fault": "badinit", "onset": "0"}, 0, ("PoorWeightInitialization",)),
     # the hook writes step s when step s+1 starts: a stall before step 10 delays step 9
-    ("mlp-stall", "torch_case.py", {"scenario": "mlp", "fault": "stall", "stall-s": "25"}, ONSET - 1, ("StalledTrainingRule",)),
+    ("mlp-stall", "torch_case.py", {"scenario": "mlp", "fault": "stall", "stall-s": "25", "onset": str(ONSET)}, ONSET - 1, ("StalledTrainingRule",)),
     ("tanh-clean", "torch_case.py", {"scenario": "tanh", "fault": "none"}, None, ("SaturatedActivation",)),
-    ("tanh-scale", "torch_case.py", {"scenario": "tanh", "fault": "scale"}, ONSET, ("SaturatedActivation",)),
+    ("tanh-scale", "torch_case.py", {"scenario": "tanh", "fault": "scale", "onset": str(ONSET)}, ONSET, ("SaturatedActivation",)),
     ("cls-clean", "torch_case.py", {"scenario": "cls", "fault": "none"}, None, ("ClassImbalance", "Confusion")),
-    ("cls-imbalance", "torch_case.py", {"scenario": "cls", "fault": "imbalance"}, 0, ("ClassImbalance",)),
-    ("cls-flip", "torch_case.py", {"scenario": "cls", "fault": "flip"}, ONSET, ("Confusion",)),
+    ("cls-imbalance", "torch_case.py", {"scenario": "cls", "fault": "imbalance", "onset": "0"}, 0, ("ClassImbalance",)),
+    ("cls-flip", "torch_case.py", {"scenario": "cls", "fault": "flip", "onset": str(ONSET)}, ONSET, ("Confusion",)),
     ("image-clean", "torch_case.py", {"scenario": "image", "fault": "none"}, None, ("CheckInputImages",)),
-    ("image-raw", "torch_case.py", {"scenario": "image", "fault": "unnormalized"}, 0, ("CheckInputImages",)),
+    ("image-raw", "torch_case.py", {"scenario": "image", "fault": "unnormalized", "onset": "0"}, 0, ("CheckInputImages",)),
     ("nlp-clean", "torch_case.py", {"scenario": "nlp", "fault": "none"}, None, ("NLPSequenceRatio",)),
-    ("nlp-padding", "torch_case.py", {"scenario": "nlp", "fault": "padding"}, ONSET, ("NLPSequenceRatio",)),
+    ("nlp-padding", "torch_case.py", {"scenario": "nlp", "fault": "padding", "onset": str(ONSET)}, ONSET, ("NLPSequenceRatio",)),
     ("overfit-clean", "torch_case.py", {"scenario": "overfit", "fault": "none", "steps": "30"}, None, ("Overfit",)),
-    ("overfit-memorize", "torch_case.py", {"scenario": "overfit", "fault": "memorize", "steps": "30"}, 9, ("Overfit",)),
+    ("overfit-memorize", "torch_case.py", {"scenario": "overfit", "fault": "memorize", "steps": "30", "onset": str(ONSET)}, ONSET, ("Overfit",)),
     ("xgb-clean", "xgb_case.py", {"fault": "none"}, None, ("FeatureImportanceOverweight", "TreeDepth")),
-    ("xgb-onefeature", "xgb_case.py", {"fault": "onefeature"}, 0, ("FeatureImportanceOverweight",)),
-    ("xgb-shallow", "xgb_case.py", {"fault": "shallow"}, 0, ("TreeDepth",)),
+    ("xgb-onefeature", "xgb_case.py", {"fault": "onefeature", "onset": "0"}, 0, ("FeatureImportanceOverweight",)),
+    ("xgb-shallow", "xgb_case.py", {"fault": "shallow", "onset": "0"}, 0, ("TreeDepth",)),
 ]
 # second phase: compared against the seed's mlp-clean run (other_trial_0)
 SIMILAR_JOBS = [
     ("similar-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, ("SimilarAcrossRuns",)),
-    ("similar-perturb", "torch_case.py", {"scenario": "mlp", "fault": "perturb"}, ONSET, ("SimilarAcrossRuns",)),
+    ("similar-perturb", "torch_case.py", {"scenario": "mlp", "fault": "perturb", "onset": str(ONSET)}, ONSET, ("SimilarAcrossRuns",)),
 ]
 
 COLLECTIONS = {

@@ -13,10 +13,10 @@ import time
 os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
 os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
 
-import numpy as np  # noqa: E402
-from smdebug.core.modes import ModeKeys  # noqa: E402
-from smdebug.core.writer import FileWriter  # noqa: E402
-from smdebug.trials import create_trial  # noqa: E402
+import numpy as np
+from smdebug.core.modes import ModeKeys
+from smdebug.core.writer import FileWriter
+from smdebug.trials import create_trial
 
 
 def main(workdir, steps, tensors, size):

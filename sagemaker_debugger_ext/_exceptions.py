@@ -21,7 +21,7 @@ written against the SageMaker SDK (which raises those) keeps catching them::
     ├── HookError                                training-side hook misuse
     │   └── HookConfigError (ValueError)         bad hook/collection parameter
     │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
-    ├── TrialError                               reader errors (smdebug's classes live in trials/)
+    ├── TrialError                               reader errors; smdebug's classes (exceptions.py) subclass it
     ├── LocalModeError                           local platform errors
     │   ├── JobNotFoundError (LookupError)
     │   ├── JobAlreadyExistsError (ValueError)
@@ -197,7 +197,7 @@ class InvalidCollectionConfiguration(HookConfigError):
 
 
 class TrialError(DebuggerExtError):
-    """Base for reader errors; smdebug-compatible exception classes subclass it in trials/."""
+    """Base for reader errors; the smdebug-compatible classes in ``exceptions.py`` subclass it."""
 
 
 # --- local mode -------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = F
 
 def __getattr__(name: str) -> Any:
     if name == "create_trial":
-        from .trials import create_trial  # noqa: PLC0415 - smdebug.pytorch re-exported it
+        from .trials import create_trial
 
         return create_trial
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

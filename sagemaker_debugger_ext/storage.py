@@ -16,7 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ._exceptions import ConfigValueError, StorageError, StorageNotFoundError, field_error_message
+from ._exceptions import (
+    ConfigValueError,
+    StorageError,
+    StorageNotFoundError,
+    field_error_message,
+)
 from .format._layout import safe_join
 
 __all__ = [
@@ -88,8 +93,12 @@ class LocalStorage:
         base = self._path(folder)
         keys: list[str] = []
         root_len = len(str(self.root)) + 1
-        for dirpath, _dirs, files in os.walk(base):
+        for dirpath, dirs, files in os.walk(base):
             rel_dir = dirpath[root_len:].replace(os.sep, "/")
+            if start_after is not None:
+                # every key below folder D sorts before D + "/\U0010ffff": skip folders wholly before start_after
+                pre = f"{rel_dir}/" if rel_dir else ""
+                dirs[:] = [d for d in dirs if f"{pre}{d}/\U0010ffff" > start_after]
             for name in files:
                 key = f"{rel_dir}/{name}" if rel_dir else name
                 if key.startswith(prefix) and (start_after is None or key > start_after):
@@ -128,7 +137,7 @@ class LocalStorage:
 
     def exists(self, key: str = "") -> bool:
         """Return whether ``key`` (or, with no key, the root folder) exists."""
-        return self._path(key).exists()
+        return os.path.exists(self._fast_path(key)) if key else self.root.exists()
 
     def write_bytes(self, key: str, data: bytes) -> None:
         """Write ``data`` to file ``key`` via a temporary file and a rename."""

@@ -161,30 +161,29 @@ def main() -> None:
             opt.step()
     elif args.scenario == "overfit":
         model = Net(10, 64, 2)
-        opt = torch.optim.Adam(model.parameters(), lr=0.01)
+        opt = torch.optim.Adam(model.parameters(), lr=0.02)
         w_true = rng.standard_normal(10)
 
         def draw(n: int) -> tuple[torch.Tensor, torch.Tensor]:
             x = rng.standard_normal((n, 10)).astype(np.float32)
-            return torch.from_numpy(x), torch.from_numpy((x @ w_true > 0).astype(np.int64))
+            y = (x @ w_true + rng.standard_normal(n) > 0).astype(np.int64)  # noisy labels
+            return torch.from_numpy(x), torch.from_numpy(y)
 
-        x_val, y_val = draw(512)
-        x_tiny = torch.from_numpy(rng.standard_normal((8, 10)).astype(np.float32))
-        y_tiny = torch.from_numpy(rng.integers(0, 2, 8))
+        x_val, y_val = draw(1024)
+        x_tiny = torch.from_numpy(rng.standard_normal((16, 10)).astype(np.float32))
+        y_tiny = torch.from_numpy((x_tiny.numpy() @ w_true > 0).astype(np.int64))  # the fault: one small batch, repeated
         hook.register_module(model)
         step = 0
-        while step < args.steps:
+        while step < args.steps:  # one TRAIN step, then one EVAL step
             hook.set_mode(smd.modes.TRAIN)
-            for _ in range(2):
-                x, y = (x_tiny, y_tiny) if (fault == "memorize" and step >= onset) else draw(256)
-                opt.zero_grad()
-                loss_fn(model(x), y).backward()
-                opt.step()
-                step += 1
+            x, y = (x_tiny, y_tiny) if (fault == "memorize" and step >= onset) else draw(512)
+            opt.zero_grad()
+            loss_fn(model(x), y).backward()
+            opt.step()
             hook.set_mode(smd.modes.EVAL)
             with torch.no_grad():
                 loss_fn(model(x_val), y_val)
-            step += 1
+            step += 2
     hook.close()
 
 

@@ -1,6 +1,6 @@
 """Seeded XGBoost runs for the rules benchmark (hook from ``SMDEBUG_CONFIG_FILE_PATH``).
 
-Faults (from round 0): ``onefeature`` (the label depends on one of ten features),
+Faults (from round 0): ``onefeature`` (the label depends almost only on one of ten features),
 ``shallow`` (``min_child_weight`` so large that trees cannot split); ``none`` is the control.
 """
 
@@ -22,13 +22,13 @@ def main() -> None:
     args, _ = p.parse_known_args()
     rng = np.random.default_rng(args.seed)
     x = rng.standard_normal((2000, 10))
-    if args.fault == "onefeature":
-        y = (x[:, 0] > 0).astype(np.float64)
+    if args.fault == "onefeature":  # the label hangs on one feature
+        y = (np.sin(3 * x[:, 0]) + 0.1 * x[:, 1:].sum(axis=1) > 0).astype(np.float64)
     else:
         y = (np.sin(x).sum(axis=1) + 0.5 * (x[:, 0] * x[:, 1]) > 0).astype(np.float64)
     dtrain = xgb.DMatrix(x[:1500], label=y[:1500])
     dval = xgb.DMatrix(x[1500:], label=y[1500:])
-    params = {"objective": "binary:logistic", "max_depth": 6, "eta": 0.3, "seed": args.seed, "nthread": 1}
+    params = {"objective": "binary:logistic", "max_depth": 3, "eta": 0.3, "seed": args.seed, "nthread": 1}
     if args.fault == "shallow":
         params["min_child_weight"] = 400.0
     hook = smd.Hook.create_from_json_file()

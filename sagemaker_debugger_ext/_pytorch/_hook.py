@@ -127,7 +127,7 @@ class Hook(BaseHook):
         """
         if not isinstance(loss_module, torch.nn.Module):
             raise HookError(field_error_message("loss_module", "a torch.nn.Module", type(loss_module).__name__))
-        self._loss_modules[loss_module] = loss_module._get_name()
+        self._loss_modules[loss_module] = type(loss_module).__name__
 
     # --- per-step callbacks ----------------------------------------------------------------
     def _forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
@@ -161,7 +161,7 @@ class Hook(BaseHook):
         for name, param in self._params:
             gname = GRADIENT_PREFIX + name
             if param.requires_grad and any(c in self._due for c in self._collections_of(gname)):
-                self._handles.append(param.register_hook(self._make_grad_hook(gname)))
+                self._handles.append(param.register_hook(self._make_grad_hook(gname)))  # type: ignore[no-untyped-call]
 
     def _detach(self) -> None:
         for handle in self._handles:

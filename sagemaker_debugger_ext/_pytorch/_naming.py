@@ -51,12 +51,12 @@ def module_names(model: torch.nn.Module) -> dict[torch.nn.Module, str]:
     for path, sub in inner.named_modules():
         if sub in names:
             continue
-        names[sub] = inner._get_name() if path == "" else _display_name(path, sub)
+        names[sub] = type(inner).__name__ if path == "" else _display_name(path, sub)
     return names
 
 
 def parameter_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
     """``(<ModelClass>_<param path>, parameter)`` for every parameter of ``model`` (unwrapped)."""
     inner = unwrap(model)
-    prefix = inner._get_name()
+    prefix = type(inner).__name__
     return [(f"{prefix}_{name}", p) for name, p in inner.named_parameters()]

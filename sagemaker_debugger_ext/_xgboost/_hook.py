@@ -44,7 +44,7 @@ def _load_data(data: Any, field: str) -> xgb.DMatrix | None:
     )
 
 
-class Hook(BaseHook, TrainingCallback):  # type: ignore[misc]
+class Hook(BaseHook, TrainingCallback):
     """Saves XGBoost training data as smdebug.xgboost did; pass it in ``callbacks=[hook]``.
 
     Args:
@@ -113,7 +113,9 @@ class Hook(BaseHook, TrainingCallback):  # type: ignore[misc]
             for metric_name, history in metrics.items():
                 value = history[-1]
                 value = value[0] if isinstance(value, tuple) else value
-                self._save_for_tensor(f"{data_name}-{metric_name}", np.float64(value))
+                name = f"{data_name}-{metric_name}"
+                self._assign(name, CollectionKeys.METRICS)  # also names smdebug's regex misses
+                self._save_for_tensor(name, np.float64(value))
         if self.validation_data is not None:
             if self._due_named(CollectionKeys.PREDICTIONS):
                 self._save_for_tensor("predictions", model.predict(self.validation_data))
@@ -122,8 +124,8 @@ class Hook(BaseHook, TrainingCallback):  # type: ignore[misc]
         tree_booster = _booster_type(model) in ("gbtree", "dart")
         if tree_booster and self._due_named(CollectionKeys.FEATURE_IMPORTANCE):
             for itype in IMPORTANCE_TYPES:
-                scores = model.get_score(importance_type=itype)
-                total = float(sum(scores.values())) or 1.0
+                scores = {k: float(np.sum(v)) for k, v in model.get_score(importance_type=itype).items()}
+                total = sum(scores.values()) or 1.0
                 for feature, score in scores.items():
                     self._save_for_tensor(f"feature_importance/{itype}/{feature}", np.float64(score / total))
         if tree_booster and self._due_named(CollectionKeys.TREES):
@@ -133,7 +135,7 @@ class Hook(BaseHook, TrainingCallback):  # type: ignore[misc]
 
 def _booster_type(model: xgb.Booster) -> str:
     try:
-        import json  # noqa: PLC0415
+        import json
 
         return str(json.loads(model.save_config())["learner"]["gradient_booster"]["name"])
     except (KeyError, ValueError):

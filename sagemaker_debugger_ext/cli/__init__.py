@@ -58,10 +58,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_sagemaker() -> None:
+    """Keep the SDK's v2 deprecation notices and config INFO lines off the command's output.
+
+    The console script is a process boundary, so it may set this process's environment.
+    """
+    import logging
+    import os
+
+    os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    config_logger = logging.getLogger("sagemaker.config")
+    if config_logger.level == logging.NOTSET:
+        config_logger.setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     from .._exceptions import DebuggerExtError
 
+    _quiet_sagemaker()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,44 +1,26 @@
-"""``sagemaker-debugger-ext report JOB_NAME_OR_PROFILER_PATH [--out DIR]``: the profiler report."""
+"""``sagemaker-debugger-ext report JOB_NAME_OR_PROFILER_PATH [--out DIR]``: a job's debugger and profiler reports, or a profiler folder's."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import ProfilerError, field_error_message
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "render the profiler report (HTML) of a local job or a profiler folder"
+HELP = "HTML reports: a local job's debugger report (rules, losses, flagged tensors) and profiler report, or a profiler folder's"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the subcommand's arguments."""
     parser.add_argument("target", metavar="JOB_NAME_OR_PROFILER_PATH",
-                        help="a local job's name, or a profiler folder (holding system/ and framework/)")
-    parser.add_argument("--out", default=None, help="output folder (default: <profiler folder>/report)")
+                        help="a local job's name (writes job-report.html, and profiler-report.html when "
+                        "the job was profiled), or a profiler folder (holding system/ and framework/)")
+    parser.add_argument("--out", default=None, help="output folder (default: <profiler folder>/report; for a job: "
+                        "<output path>/<job>/report)")
     parser.add_argument("--param", action="append", default=[], metavar="RULE_PARAM=VALUE",
                         help="ProfilerReport parameter such as StepOutlier_stddev=2 (repeatable)")
-
-
-def _job_profiler_path(job_name: str) -> Path:
-    """The profiler folder of a local job (needs the local mode package)."""
-    try:
-        from ..local import LocalSession  # noqa: PLC0415 - optional until local mode exists
-    except ImportError as exc:
-        msg = field_error_message("JOB_NAME_OR_PROFILER_PATH", "an existing profiler folder", job_name)
-        raise ProfilerError(msg) from exc
-    desc: dict[str, Any] = LocalSession().sagemaker_client.describe_training_job(TrainingJobName=job_name)
-    base = (desc.get("ProfilerConfig") or {}).get("S3OutputPath") or (desc.get("OutputDataConfig") or {}).get(
-        "S3OutputPath", ""
-    )
-    if not str(base).startswith("file://"):
-        msg = f"job {job_name!r} keeps its profiler data at {base!r}: sync it locally and pass the folder"
-        raise ProfilerError(msg)
-    from ..profiler._trial import local_profiler_dir  # noqa: PLC0415
-
-    return local_profiler_dir(str(base)) / job_name / "profiler-output"
 
 
 def _parse_params(items: list[str]) -> dict[str, str]:
@@ -53,10 +35,17 @@ def _parse_params(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Render the report and print its path."""
-    from ..profiler import render_profiler_report  # noqa: PLC0415 - matplotlib only when used
+    from ..profiler import render_profiler_report
 
     target = Path(args.target)
-    profiler_dir = target if target.is_dir() else _job_profiler_path(args.target)
+    if not target.is_dir():
+        # A local job: the debugger job report, plus the profiler report when it was profiled.
+        from ..reports import write_local_job_reports
+
+        for written in write_local_job_reports(args.target, args.out, profiler_parameters=_parse_params(args.param)):
+            print(written)
+        return 0
+    profiler_dir = target
     out = Path(args.out) if args.out else profiler_dir / "report"
     path = render_profiler_report(profiler_dir, out, parameters=_parse_params(args.param))
     print(path)

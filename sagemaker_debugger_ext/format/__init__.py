@@ -8,9 +8,11 @@ SageMaker and has no protobuf dependency.
 
 from __future__ import annotations
 
+from ._background import BackgroundWriter
 from ._crc import MAGIC_FOOTER, crc32c_python, masked_crc32c
 from ._decode import DecodedTensor, decode_tensor_record
 from ._dtypes import DataType
+from ._events import decode_event, decode_histogram
 from ._layout import (
     END_OF_JOB_FILE,
     collections_key,
@@ -27,6 +29,7 @@ from ._writer import StepWriter, write_collections_file, write_training_end
 __all__ = [
     "END_OF_JOB_FILE",
     "MAGIC_FOOTER",
+    "BackgroundWriter",
     "DataType",
     "DecodedTensor",
     "FooterCheck",
@@ -36,6 +39,8 @@ __all__ = [
     "TensorBoardWriter",
     "collections_key",
     "crc32c_python",
+    "decode_event",
+    "decode_histogram",
     "decode_tensor_record",
     "event_key",
     "index_key",

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._exceptions import CorruptRecordError, UnsupportedDTypeError, field_error_message
+from .._exceptions import CorruptRecordError, field_error_message
 from .._modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
@@ -84,10 +84,9 @@ def _tensor(buf: memoryview, start: int, stop: int) -> np.ndarray:
                 vals.append(_FLOAT.unpack_from(buf, val)[0])
             elif wtype == FIXED64:
                 vals.append(_DOUBLE.unpack_from(buf, val)[0])
-    if dtype in _STRING_DTYPES:
-        if strings or dtype == int(DataType.DT_STRING) or content is None:
-            arr = np.array([s.decode("utf-8", errors="replace") for s in strings], dtype=str)
-            return arr.reshape(shape) if int(np.prod(shape, dtype=np.int64)) == arr.size else arr
+    if dtype in _STRING_DTYPES and (strings or dtype == int(DataType.DT_STRING) or content is None):
+        arr = np.array([s.decode("utf-8", errors="replace") for s in strings], dtype=str)
+        return arr.reshape(shape) if math.prod(shape) == arr.size else arr
     np_dtype = numpy_dtype_for(dtype)
     if content is not None:
         if len(content) % np_dtype.itemsize:

@@ -10,8 +10,8 @@ import numpy as np
 from .._exceptions import UnsupportedDTypeError, field_error_message
 
 __all__ = [
-    "DataType",
     "STRING_KINDS",
+    "DataType",
     "dtype_from_name",
     "numpy_dtype_for",
     "proto_dtype_for",

@@ -124,7 +124,7 @@ def encode_tensor(tag: str, arr: np.ndarray, dtype: str | None = None) -> Encode
     head = _numeric_head(tag, arr.shape, int(proto), nbytes)
     if not nbytes:
         return EncodedTensor(head, b"")
-    return EncodedTensor(head, memoryview(arr.reshape(-1).view(np.uint8)))
+    return EncodedTensor(head, memoryview(arr.reshape(-1).view(np.uint8)))  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=8192)

@@ -29,17 +29,22 @@ def atomic_write(
         except FileNotFoundError:
             os.makedirs(parent, exist_ok=True)
     tmp = target + ".tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     try:
-        fh = open(tmp, "wb")  # noqa: SIM115 - closed below, before the rename
+        fd = os.open(tmp, flags, 0o666)
     except FileNotFoundError:
         os.makedirs(parent, exist_ok=True)
-        fh = open(tmp, "wb")  # noqa: SIM115
-    with fh:
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            written = fh.write(data)
-        else:
-            written = 0
-            for chunk in data:
-                written += fh.write(chunk)
+        fd = os.open(tmp, flags, 0o666)
+    written = 0
+    try:
+        chunks = (data,) if isinstance(data, (bytes, bytearray, memoryview)) else data
+        for chunk in chunks:
+            view = memoryview(chunk).cast("B")
+            while view:
+                n = os.write(fd, view)
+                written += n
+                view = view[n:]
+    finally:
+        os.close(fd)
     os.replace(tmp, target)
     return written

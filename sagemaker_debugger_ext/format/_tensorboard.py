@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import numpy as np
 
@@ -143,7 +144,7 @@ class TensorBoardWriter:
             self._records = []
             self._closed = True
 
-    def __enter__(self) -> TensorBoardWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -116,7 +116,7 @@ def locate_record(
         raise TruncatedRecordError(msg, path=path, offset=pos)
     (plen,) = _LEN.unpack_from(data, pos)
     (len_crc,) = _U32.unpack_from(data, pos + 8)
-    if len_crc != mask_crc(get_crc32c()(data[pos : pos + 8])):
+    if len_crc != mask_crc(get_crc32c()(bytes(data[pos : pos + 8]))):
         msg = f"record at offset {pos} has a bad length CRC 0x{len_crc:08x}"
         raise CorruptRecordError(msg, path=path, offset=pos)
     stop = pos + 12 + plen + 4

@@ -11,15 +11,15 @@ from collections.abc import Iterator
 from .._exceptions import CorruptRecordError
 
 __all__ = [
-    "VARINT",
+    "FIXED32",
     "FIXED64",
     "LEN",
-    "FIXED32",
+    "VARINT",
     "decode_varint",
     "encode_varint",
     "iter_fields",
-    "len_field",
     "key",
+    "len_field",
 ]
 
 VARINT = 0

@@ -10,12 +10,13 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
 from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
 from .._modes import ModeKeys
+from ._background import BackgroundWriter
 from ._crc import MAGIC_FOOTER
 from ._encode import encode_mode_metadata, encode_tensor, to_array, value_layout
 from ._files import atomic_write
@@ -51,6 +52,8 @@ class StepWriter:
         mode: the mode of the step.
         mode_step: the step within ``mode`` (defaults to ``global_step``).
         clock: the source of ``Event.wall_time`` (tests pass a constant).
+        background: hand the two file writes to this writer's thread instead of doing
+            them in ``close()`` (the files appear after ``background.flush()``).
     """
 
     def __init__(
@@ -62,8 +65,10 @@ class StepWriter:
         mode: ModeKeys = ModeKeys.GLOBAL,
         mode_step: int | None = None,
         clock: Callable[[], float] = time.time,
+        background: BackgroundWriter | None = None,
     ) -> None:
         self._root = Path(trial_root)
+        self._background = background
         self._root_abs = os.path.abspath(os.fspath(trial_root))
         self._step = check_step("global_step", global_step)
         self._worker = check_name("worker", worker)
@@ -145,11 +150,17 @@ class StepWriter:
         meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
         if self._tensor_index:
             ekey = self.event_key
-            atomic_write(self._path(ekey), self._buf, new_dir=True)
+            self._write(self._path(ekey), self._buf, new_dir=True)
             meta["event_file_name"] = ekey
         index = {"meta": meta, "tensor_payload": self._tensor_index, "shape_payload": self._shape_index}
-        atomic_write(self._path(self.index_key), json.dumps(index).encode())
+        self._write(self._path(self.index_key), json.dumps(index).encode(), new_dir=False)
         self._buf = bytearray()
+
+    def _write(self, path: str, data: bytes | bytearray, *, new_dir: bool) -> None:
+        if self._background is None:
+            atomic_write(path, data, new_dir=new_dir)
+        else:
+            self._background.submit(path, data, new_dir=new_dir)
 
     def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root
@@ -160,7 +171,7 @@ class StepWriter:
             msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
             raise ConfigValueError(msg, field="StepWriter", value=self._step)
 
-    def __enter__(self) -> StepWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

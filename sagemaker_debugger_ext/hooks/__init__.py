@@ -11,7 +11,8 @@ from .._exceptions import HookConfigError, InvalidCollectionConfiguration
 from .._modes import ModeKeys
 from ._collections import Collection, CollectionKeys, CollectionManager
 from ._context import TrainingContext
-from ._hook import BaseHook, Hook
+from ._generic import Hook
+from ._hook import BaseHook
 from ._json_config import HookSettings, load_hook_settings, parse_hook_config
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .._exceptions import HookConfigError, field_error_message
+from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig
 
@@ -166,6 +166,18 @@ class Collection:
         """Whether ``tensor_name`` is a member (explicitly or by regex)."""
         return tensor_name in self.tensor_names or any(p.search(tensor_name) for p in self._patterns)
 
+    def complete(self, default_save: SaveConfig, default_reductions: ReductionConfig) -> None:
+        """Fill what the user left unset from the hook's defaults (scalar collections: raw only)."""
+        if self.name in SCALAR_COLLECTIONS:
+            self.save_histogram = False
+            self.reduction_config = ReductionConfig(save_raw_tensor=True)
+        elif self.reduction_config is None:
+            self.reduction_config = default_reductions
+        if self.save_config is None:
+            self.save_config = default_save
+        elif not self.save_config.is_complete():
+            self.save_config = self.save_config.merged_with(default_save)
+
     def to_json_dict(self) -> dict[str, Any]:
         """The dict smdebug writes for one collection."""
         return {
@@ -210,6 +222,37 @@ class CollectionManager:
                 field_error_message("collection", "a Collection", collection), field="collection", value=collection
             )
         self._collections[collection.name] = collection
+
+    def included_names(
+        self,
+        defaults: Iterable[str],
+        include_collections: Iterable[str] | None,
+        include_regex: str | Iterable[str] | None,
+        save_all: bool,
+    ) -> list[str]:
+        """The names a hook saves: framework defaults, the user's, plus ``default`` when
+        ``include_regex`` is given (its regexes go there) and ``all`` with ``save_all``."""
+        names = list(defaults)
+        names += [n for n in (include_collections or ()) if n not in names]
+        if include_regex is not None:
+            self.get(CollectionKeys.DEFAULT).include(include_regex)
+            if CollectionKeys.DEFAULT not in names:
+                names.append(CollectionKeys.DEFAULT)
+        if save_all:
+            self.get(CollectionKeys.ALL).include(".*")
+            if CollectionKeys.ALL not in names:
+                names.append(CollectionKeys.ALL)
+        return names
+
+    def check_configured(self) -> None:
+        """Raise for a collection that is not built in and has nothing to match.
+
+        Raises:
+            InvalidCollectionConfiguration: naming the collection (smdebug's semantics).
+        """
+        for coll in self._collections.values():
+            if coll.name not in self.builtin_names and not coll.include_regex and not coll.tensor_names:
+                raise InvalidCollectionConfiguration(coll.name)
 
     def __contains__(self, name: object) -> bool:
         return name in self._collections

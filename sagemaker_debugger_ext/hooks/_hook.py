@@ -11,25 +11,25 @@ import atexit
 import contextlib
 import logging
 import os
+import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
-from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
+from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
 from ._arrays import float_view, to_numpy
 from ._background import BackgroundWriter
 from ._collections import (
-    SCALAR_COLLECTIONS,
+    PYTORCH_BUILTIN_REGEXES,
     TRAIN_ONLY_COLLECTIONS,
     Collection,
     CollectionKeys,
     CollectionManager,
-    PYTORCH_BUILTIN_REGEXES,
 )
 from ._context import TrainingContext
 from ._json_config import load_hook_settings
@@ -38,10 +38,9 @@ from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
 from ._step import StepOutput
 
-__all__ = ["BaseHook", "Hook"]
+__all__ = ["BaseHook"]
 
 _LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
-_H = TypeVar("_H", bound="BaseHook")
 SCALAR_PREFIX = "scalar/"
 
 
@@ -82,12 +81,7 @@ class BaseHook:
                 "out_dir", f"a folder without {TRAINING_END_MARKER} (it holds a finished run)", self.out_dir
             )
             raise HookConfigError(msg, field="out_dir", value=self.out_dir)
-        if tensorboard_dir is not None:
-            self.tensorboard_dir: str | None = str(tensorboard_dir)
-        elif export_tensorboard:
-            self.tensorboard_dir = str(Path(self.out_dir) / "tensorboard")
-        else:
-            self.tensorboard_dir = None
+        self.tensorboard_dir = TensorBoardExport.resolve_dir(self.out_dir, export_tensorboard, tensorboard_dir)
         if include_workers not in ("one", "all"):
             raise HookConfigError(
                 field_error_message("include_workers", "'one' or 'all'", include_workers),
@@ -106,19 +100,10 @@ class BaseHook:
             )
         self.reduction_config = reduction_config or ReductionConfig(save_raw_tensor=True)
         self.collection_manager = CollectionManager(dict(self.builtin_collections))
-        names = list(self.default_include_collections)
-        names += [n for n in (include_collections or ()) if n not in names]
-        self.include_collections = names
-        if include_regex is not None:
-            regexes = [include_regex] if isinstance(include_regex, str) else list(include_regex)
-            self.collection_manager.get(CollectionKeys.DEFAULT).include(regexes)
-            if CollectionKeys.DEFAULT not in names:
-                names.append(CollectionKeys.DEFAULT)
         self.save_all = bool(save_all)
-        if self.save_all:
-            self.collection_manager.get(CollectionKeys.ALL).include(".*")
-            if CollectionKeys.ALL not in names:
-                names.append(CollectionKeys.ALL)
+        self.include_collections = self.collection_manager.included_names(
+            self.default_include_collections, include_collections, include_regex, self.save_all
+        )
         self.never_crash = bool(never_crash)
         self.step = -1
         self.mode = ModeKeys.GLOBAL
@@ -144,7 +129,7 @@ class BaseHook:
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod
-    def create_from_json_file(cls: type[_H], json_file_path: str | os.PathLike[str] | None = None) -> _H:
+    def create_from_json_file(cls, json_file_path: str | os.PathLike[str] | None = None) -> Self:
         """Build a hook from ``debughookconfig.json`` as SageMaker passes it.
 
         Args:
@@ -157,15 +142,7 @@ class BaseHook:
         """
         settings = load_hook_settings(json_file_path, os.environ, default_save_values=cls.default_save_values)
         hook = cls(**settings.hook_kwargs(), never_crash=settings.never_crash)
-        for cs in settings.collections:
-            coll = hook.collection_manager.get(cs.name)
-            coll.save_config = cs.save_config
-            if cs.reduction_config is not None:
-                coll.reduction_config = cs.reduction_config
-            if cs.include_regex:
-                coll.include(list(cs.include_regex))
-            if cs.save_histogram is not None:
-                coll.save_histogram = cs.save_histogram
+        settings.apply_to(hook.collection_manager)
         return hook
 
     def _default_save_config(self) -> SaveConfig:
@@ -191,21 +168,11 @@ class BaseHook:
             self._complete(collection)
 
     def _complete(self, coll: Collection) -> None:
-        if coll.name in SCALAR_COLLECTIONS:
-            coll.save_histogram = False
-            coll.reduction_config = ReductionConfig(save_raw_tensor=True)
-        elif coll.reduction_config is None:
-            coll.reduction_config = self.reduction_config
-        if coll.save_config is None:
-            coll.save_config = self.save_config
-        elif not coll.save_config.is_complete():
-            coll.save_config = coll.save_config.merged_with(self.save_config)
+        coll.complete(self.save_config, self.reduction_config)
 
     def _prepare(self) -> None:
         cm = self.collection_manager
-        for coll in cm:
-            if coll.name not in cm.builtin_names and not coll.include_regex and not coll.tensor_names:
-                raise InvalidCollectionConfiguration(coll.name)
+        cm.check_configured()
         every = CollectionKeys.ALL in self.include_collections
         self._to_save = [c for c in cm if every or c.name in self.include_collections]
         for coll in cm:
@@ -261,7 +228,7 @@ class BaseHook:
             self._prepare()
             self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
         self._end_step()
-        now = self._clock() if self._metrics is not None else 0.0
+        now = time.time() if self._metrics is not None else 0.0
         if at is None:
             self.step += 1
             self.mode_steps[self.mode] += 1
@@ -272,12 +239,6 @@ class BaseHook:
         self._due = self._compute_due()
         self._step_started = now
         self._step_open = True
-
-    @staticmethod
-    def _clock() -> float:
-        import time  # noqa: PLC0415
-
-        return time.time()
 
     def _output_for_step(self) -> StepOutput:
         if self._output is None:
@@ -296,7 +257,7 @@ class BaseHook:
             return
         self._step_open = False
         if self._metrics is not None and self._step_started is not None:
-            self._metrics.record(f"Step:{self.mode!s}", self._step_started, self._clock(), self.mode_steps[self.mode], self.mode)
+            self._metrics.record(f"Step:ModeKeys.{self.mode.name}", self._step_started, time.time(), self.mode_steps[self.mode], self.mode)
         if self._writes:
             self._flush_pending()
             for name, array in self._scalars:
@@ -335,6 +296,14 @@ class BaseHook:
         array, dtype = self._to_numpy(value)
         self._output_for_step().write_tensor(name, array, dtype, due)
 
+    def _assign(self, tensor_name: str, collection_name: str) -> None:
+        """Make ``tensor_name`` an explicit member of ``collection_name``."""
+        coll = self.get_collection(collection_name)
+        if tensor_name not in coll.tensor_names:
+            coll.add_tensor_name(tensor_name)
+            self._tensor_colls.pop(tensor_name, None)
+            self._dirty = True
+
     def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> None:
         """Save a value under ``tensor_name`` into one or more collections (new names allowed).
 
@@ -352,11 +321,7 @@ class BaseHook:
                 field_error_message("collections_to_write", "a collection name or a list of them", collections_to_write)
             )
         for t in targets:
-            coll = self.get_collection(t)
-            if tensor_name not in coll.tensor_names:
-                coll.add_tensor_name(tensor_name)
-                self._dirty = True
-        self._tensor_colls.pop(tensor_name, None)
+            self._assign(tensor_name, t)
         array, dtype = self._to_numpy(tensor_value)
         self._pending[tensor_name] = (np.array(array, copy=True), dtype, targets)
 
@@ -384,7 +349,7 @@ class BaseHook:
         """Write this worker's collections JSON (done after the first saved step and at close)."""
         if not self._writes:
             return
-        from ..format import write_collections_file  # noqa: PLC0415
+        from ..format import write_collections_file
 
         num_workers = self.context.world_size if self.save_all_workers else 1
         write_collections_file(self.out_dir, self.worker, self.collection_manager.to_json_dict(), num_workers)
@@ -412,7 +377,7 @@ class BaseHook:
             if self._writes:
                 self.export_collections()
                 if not self.context.sagemaker_job and self.context.rank == 0:
-                    from ..format import write_training_end  # noqa: PLC0415
+                    from ..format import write_training_end
 
                     write_training_end(self.out_dir)
         if self._tb is not None:
@@ -435,44 +400,3 @@ class BaseHook:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"
-
-
-class Hook(BaseHook):
-    """A hook for any Python training loop: advance steps yourself, save what you like.
-
-    Example::
-
-        hook = Hook(out_dir="/tmp/run", save_config=SaveConfig(save_interval=10),
-                    include_collections=["weights", "losses"])
-        for step in range(100):
-            hook.advance_step()
-            loss = train_one_step()
-            hook.record_tensor_value("my_loss", loss)       # collection "losses" by name
-            hook.save_tensor("w", weights, "weights")       # explicit collection
-            hook.save_scalar("lr", lr)
-        hook.close()
-
-    .. versionadded:: 0.1.0
-    """
-
-    default_include_collections: ClassVar[tuple[str, ...]] = ()
-
-    def advance_step(self) -> None:
-        """Start the next step (in the current mode)."""
-        if self._disabled or self._closed:
-            return
-        with self._guard():
-            self._start_step()
-
-    def record_tensor_value(self, tensor_name: str, tensor_value: Any) -> None:
-        """Save ``tensor_value`` when an included collection matching ``tensor_name`` is due."""
-        if self._disabled or not self._due:
-            return
-        with self._guard():
-            self._save_for_tensor(tensor_name, tensor_value)
-
-    def __enter__(self) -> Hook:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

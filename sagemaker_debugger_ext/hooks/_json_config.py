@@ -10,6 +10,7 @@ is left to the platform. Values may be strings, as SageMaker sends them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from .._container_env import (
 )
 from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
+from ._collections import CollectionManager
 from ._reduction_config import ReductionConfig, parse_bool
 from ._save_config import SaveConfig, parse_mode_dicts, save_config_from_mode_dicts
 
@@ -62,6 +64,18 @@ class HookSettings:
     collections: tuple[CollectionSettings, ...] = ()
     sagemaker_job: bool = False
     never_crash: bool = False
+
+    def apply_to(self, manager: CollectionManager) -> None:
+        """Apply the ``CollectionConfigurations`` entries to a hook's collections."""
+        for cs in self.collections:
+            coll = manager.get(cs.name)
+            coll.save_config = cs.save_config
+            if cs.reduction_config is not None:
+                coll.reduction_config = cs.reduction_config
+            if cs.include_regex:
+                coll.include(list(cs.include_regex))
+            if cs.save_histogram is not None:
+                coll.save_histogram = cs.save_histogram
 
     def hook_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for a hook constructor."""
@@ -206,7 +220,7 @@ def parse_hook_config(
 
 
 def load_hook_settings(
-    json_file_path: str | Path | None,
+    json_file_path: str | os.PathLike[str] | None,
     environ: Mapping[str, str],
     *,
     default_save_values: Mapping[str, Any] | None = None,

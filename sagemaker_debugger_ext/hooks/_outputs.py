@@ -27,10 +27,17 @@ class TensorBoardExport:
         self.logdir = logdir
         self._writers: dict[ModeKeys, Any] = {}
 
+    @staticmethod
+    def resolve_dir(out_dir: str, export: bool, tensorboard_dir: str | os.PathLike[str] | None) -> str | None:
+        """smdebug's rule: a given dir is used; ``export`` without one means ``<out_dir>/tensorboard``."""
+        if tensorboard_dir is not None:
+            return str(tensorboard_dir)
+        return os.path.join(out_dir, "tensorboard") if export else None
+
     def _writer(self, mode: ModeKeys) -> Any:
         writer = self._writers.get(mode)
         if writer is None:
-            from ..format import TensorBoardWriter  # noqa: PLC0415 - only when TB is on
+            from ..format import TensorBoardWriter
 
             writer = self._writers[mode] = TensorBoardWriter(self.logdir, mode_name=mode.name)
         return writer
@@ -69,7 +76,7 @@ class FrameworkMetrics:
         if not context.profiler_config_path:
             return None
         try:
-            from ..profiler import FrameworkMetricsWriter  # noqa: PLC0415 - optional hand-off
+            from ..profiler import FrameworkMetricsWriter
         except ImportError:
             return None
         node_id = f"{os.getpid()}-{context.host}".replace("/", "_")

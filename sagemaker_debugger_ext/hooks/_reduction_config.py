@@ -64,23 +64,40 @@ def parse_bool(field: str, value: Any) -> bool:
     )
 
 
-def _names(allowed: tuple[str, ...], field: str) -> Any:
-    def convert(value: Iterable[str] | None) -> tuple[str, ...]:
-        items = tuple(value or ())
-        for item in items:
-            if item not in allowed:
-                raise HookConfigError(
-                    field_error_message(field, f"a list of {', '.join(allowed)}", list(items)),
-                    field=field,
-                    value=list(items),
-                )
-        return items
-
-    return convert
+def _check_names(value: Iterable[str] | None, allowed: tuple[str, ...], field: str) -> tuple[str, ...]:
+    items = tuple(value or ())
+    for item in items:
+        if item not in allowed:
+            raise HookConfigError(
+                field_error_message(field, f"a list of {', '.join(allowed)}", list(items)),
+                field=field,
+                value=list(items),
+            )
+    return items
 
 
-def _flag(field: str) -> Any:
-    return lambda value: parse_bool(field, value)
+def _reductions(value: Iterable[str] | None) -> tuple[str, ...]:
+    return _check_names(value, ALLOWED_REDUCTIONS, "reductions")
+
+
+def _abs_reductions(value: Iterable[str] | None) -> tuple[str, ...]:
+    return _check_names(value, ALLOWED_REDUCTIONS, "abs_reductions")
+
+
+def _norms(value: Iterable[str] | None) -> tuple[str, ...]:
+    return _check_names(value, ALLOWED_NORMS, "norms")
+
+
+def _abs_norms(value: Iterable[str] | None) -> tuple[str, ...]:
+    return _check_names(value, ALLOWED_NORMS, "abs_norms")
+
+
+def _raw_flag(value: Any) -> bool:
+    return parse_bool("save_raw_tensor", value)
+
+
+def _shape_flag(value: Any) -> bool:
+    return parse_bool("save_shape", value)
 
 
 @attrs.frozen
@@ -101,14 +118,12 @@ class ReductionConfig:
     .. versionadded:: 0.1.0
     """
 
-    reductions: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_REDUCTIONS, "reductions"))
-    abs_reductions: tuple[str, ...] = attrs.field(
-        default=(), converter=_names(ALLOWED_REDUCTIONS, "abs_reductions")
-    )
-    norms: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_NORMS, "norms"))
-    abs_norms: tuple[str, ...] = attrs.field(default=(), converter=_names(ALLOWED_NORMS, "abs_norms"))
-    save_raw_tensor: bool = attrs.field(default=False, converter=_flag("save_raw_tensor"))
-    save_shape: bool = attrs.field(default=False, converter=_flag("save_shape"))
+    reductions: tuple[str, ...] = attrs.field(default=(), converter=_reductions)
+    abs_reductions: tuple[str, ...] = attrs.field(default=(), converter=_abs_reductions)
+    norms: tuple[str, ...] = attrs.field(default=(), converter=_norms)
+    abs_norms: tuple[str, ...] = attrs.field(default=(), converter=_abs_norms)
+    save_raw_tensor: bool = attrs.field(default=False, converter=_raw_flag)
+    save_shape: bool = attrs.field(default=False, converter=_shape_flag)
 
     @property
     def all_reductions(self) -> tuple[tuple[str, bool], ...]:

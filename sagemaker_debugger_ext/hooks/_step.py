@@ -7,6 +7,7 @@ first write, and the TensorBoard points of that step; ``close()`` writes the fil
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from ._background import BackgroundWriter
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
 from ._reduction_config import compute_reduction, reduction_tensor_name
+
+if TYPE_CHECKING:
+    from ..format import StepWriter
 
 __all__ = ["StepOutput"]
 
@@ -39,12 +43,12 @@ class StepOutput:
         self._out_dir = out_dir
         self._worker = worker
         self._tb = tensorboard
-        self._writer: object | None = None
+        self._writer: StepWriter | None = None
         self.wrote = False
 
-    def _w(self):  # type: ignore[no-untyped-def]
+    def _w(self) -> StepWriter:
         if self._writer is None:
-            from ..format import StepWriter  # noqa: PLC0415 - keeps hooks importable alone
+            from ..format import StepWriter
 
             self._writer = StepWriter(
                 self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step
@@ -93,7 +97,7 @@ class StepOutput:
             self._tensorboard(name, values, colls)
 
     def _tensorboard(self, name: str, values: np.ndarray, colls: list[Collection]) -> None:
-        assert self._tb is not None  # noqa: S101 - internal invariant, checked by caller
+        assert self._tb is not None
         for coll in colls:
             if coll.name not in NON_HISTOGRAM_COLLECTIONS and coll.save_histogram:
                 self._tb.add_histogram(self.mode, f"{coll.name}/{name}", values, self.step)
@@ -104,7 +108,7 @@ class StepOutput:
     def close(self, background: BackgroundWriter | None = None) -> bool:
         """Write the files (on ``background`` when given); returns whether anything was written."""
         if self._writer is not None:
-            close = self._writer.close  # type: ignore[attr-defined]
+            close = self._writer.close
             if background is not None:
                 background.submit(close)
             else:

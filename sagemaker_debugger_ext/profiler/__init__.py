@@ -28,7 +28,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "render_profiler_report":
-        from ._report import render_profiler_report  # noqa: PLC0415 - matplotlib only when used
+        from ._report import render_profiler_report
 
         return render_profiler_report
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

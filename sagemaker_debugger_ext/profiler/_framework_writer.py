@@ -18,12 +18,16 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Self
 
 from .._exceptions import ProfilerError, field_error_message
-from ._config import DEFAULT_CLOSE_INTERVAL_S, DEFAULT_ROTATE_MAX_BYTES, read_profiler_config
+from ._config import (
+    DEFAULT_CLOSE_INTERVAL_S,
+    DEFAULT_ROTATE_MAX_BYTES,
+    read_profiler_config,
+)
 
 __all__ = ["FrameworkMetricsWriter", "framework_file_path"]
 
@@ -32,7 +36,7 @@ _US = 1_000_000
 
 def framework_file_path(profiler_dir: str | Path, end_us: int, node_id: str) -> Path:
     """Final path of a timeline file whose last event ends at ``end_us``."""
-    hour = datetime.fromtimestamp(end_us / _US, tz=timezone.utc).strftime("%Y%m%d%H")
+    hour = datetime.fromtimestamp(end_us / _US, tz=UTC).strftime("%Y%m%d%H")
     return Path(profiler_dir) / "framework" / "pevents" / hour / f"{end_us}_{node_id}_pythontimeline.json"
 
 
@@ -73,7 +77,7 @@ class FrameworkMetricsWriter:
         self._node = _check_node_id(node_id)
         self._max_bytes = int(rotate_max_bytes)
         self._close_interval = float(close_interval_s)
-        self._base_us = int(round(time.time() * _US))
+        self._base_us = round(time.time() * _US)
         self._file: IO[bytes] | None = None
         self._opened_at = 0.0
         self._hour = ""
@@ -122,8 +126,8 @@ class FrameworkMetricsWriter:
             raise ProfilerError("FrameworkMetricsWriter is closed")
         if end_s < start_s:
             raise ProfilerError(field_error_message("end_s", f"at least start_s={start_s!r}", end_s))
-        start_us = int(round(start_s * _US))
-        end_us = int(round(end_s * _US))
+        start_us = round(start_s * _US)
+        end_us = round(end_s * _US)
         track = phase or name
         self._rotate_if_needed(end_us)
         fh = self._open(end_us)
@@ -157,13 +161,13 @@ class FrameworkMetricsWriter:
         self._file = fh
         self._tracks = {}
         self._opened_at = time.monotonic()
-        self._hour = datetime.fromtimestamp(end_us / _US, tz=timezone.utc).strftime("%Y%m%d%H")
+        self._hour = datetime.fromtimestamp(end_us / _US, tz=UTC).strftime("%Y%m%d%H")
         return fh
 
     def _rotate_if_needed(self, end_us: int) -> None:
         if self._file is None:
             return
-        hour = datetime.fromtimestamp(end_us / _US, tz=timezone.utc).strftime("%Y%m%d%H")
+        hour = datetime.fromtimestamp(end_us / _US, tz=UTC).strftime("%Y%m%d%H")
         if (
             hour != self._hour
             or time.monotonic() - self._opened_at > self._close_interval
@@ -195,7 +199,7 @@ class FrameworkMetricsWriter:
             self._finish_file()
             self._closed = True
 
-    def __enter__(self) -> FrameworkMetricsWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,6 +8,7 @@ when they appear (they are renamed into place complete).
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import re
 from pathlib import Path
@@ -37,7 +38,7 @@ class SystemMetricsReader:
     def _files(self) -> list[Path]:
         if not self._root.is_dir():
             return []
-        files = []
+        files: list[Path] = []
         for hour in sorted(p for p in self._root.iterdir() if p.is_dir()):
             files.extend(p for p in hour.iterdir() if _SYSTEM_NAME.match(p.name))
         return sorted(files, key=lambda p: (int(_SYSTEM_NAME.match(p.name).group(1)), p.name))  # type: ignore[union-attr]
@@ -65,11 +66,15 @@ class SystemMetricsReader:
                     self.bad_lines += 1
             self._offsets[path] = offset + end + 1
         if added:
-            in_order = not self._times or added[0].timestamp >= self._times[-1]
+            in_order = (not self._times or added[0].timestamp >= self._times[-1]) and all(
+                a.timestamp <= b.timestamp for a, b in itertools.pairwise(added)
+            )
             self._events.extend(added)
-            if not in_order or any(a.timestamp > b.timestamp for a, b in zip(added, added[1:])):
+            if in_order:
+                self._times.extend(e.timestamp for e in added)
+            else:
                 self._events.sort(key=lambda e: e.timestamp)
-            self._times = [e.timestamp for e in self._events]
+                self._times = [e.timestamp for e in self._events]
         return len(added)
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ def _img(png: bytes, alt: str) -> str:
 def _fmt_time(us: int | None) -> str:
     if us is None:
         return "-"
-    return datetime.fromtimestamp(us / 1e6, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return datetime.fromtimestamp(us / 1e6, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _rule_rows(summaries: list[dict[str, Any]]) -> str:
@@ -80,9 +80,9 @@ def render_profiler_report(
 
     .. versionadded:: 0.1.0
     """
-    from . import _plots  # noqa: PLC0415 - matplotlib only when a report is drawn
-    from .rules._registry import ProfilerReport  # noqa: PLC0415 - rules import the trial
-    from .rules._runner import follow_trial, write_rule_outputs  # noqa: PLC0415
+    from . import _plots
+    from .rules._registry import ProfilerReport
+    from .rules._runner import follow_trial, write_rule_outputs
 
     trial = source if isinstance(source, ProfilerTrial) else ProfilerTrial(source)
     trial.refresh()

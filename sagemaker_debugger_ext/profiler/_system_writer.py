@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 from ._events import SystemEvent
 
@@ -26,7 +26,7 @@ __all__ = ["SystemMetricsWriter", "system_file_path"]
 def system_file_path(profiler_dir: str | Path, timestamp_s: float, host_file_suffix: str) -> Path:
     """The file a sample taken at ``timestamp_s`` belongs to."""
     minute = int(timestamp_s // 60) * 60
-    hour_dir = datetime.fromtimestamp(minute, tz=timezone.utc).strftime("%Y%m%d%H")
+    hour_dir = datetime.fromtimestamp(minute, tz=UTC).strftime("%Y%m%d%H")
     return Path(profiler_dir) / "system" / "incremental" / hour_dir / f"{minute}.{host_file_suffix}.json"
 
 
@@ -77,7 +77,7 @@ class SystemMetricsWriter:
         self._file = None
         self._path = None
 
-    def __enter__(self) -> SystemMetricsWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -104,7 +104,7 @@ class ProfilerTrial:
     @staticmethod
     def _pandas() -> Any:
         try:
-            import pandas  # noqa: PLC0415 - optional dependency
+            import pandas
         except ImportError as exc:
             msg = "pandas is not installed: pip install 'sagemaker-debugger-ext[pandas]'"
             raise ProfilerError(msg) from exc

@@ -11,6 +11,8 @@ import attrs
 
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]
 
+_MAX_DETAIL = 140  # characters of StatusDetails in the text form (the HTML form has them all)
+
 
 @attrs.frozen(kw_only=True)
 class RuleRow:
@@ -55,7 +57,8 @@ class RuleSummary:
         width = max(len(r.name) for r in self.rows)
         lines = [f"Rule summary of {self.job_name}:"]
         for r in self.rows:
-            detail = f"  {r.details}" if r.details else ""
+            text = r.details if len(r.details) <= _MAX_DETAIL else r.details[: _MAX_DETAIL - 1] + "…"
+            detail = f"  {text}" if text else ""
             lines.append(f"  {r.name:<{width}}  {r.status:<13}{detail}")
         return "\n".join(lines)
 

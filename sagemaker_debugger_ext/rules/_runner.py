@@ -138,7 +138,7 @@ def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list
     if split.source:
         from ._custom import instantiate_rule, load_rule_class
 
-        cls = load_rule_class(split.source, split.rule_to_invoke, work_dir=req.output_dir)
+        cls = load_rule_class(split.source, split.rule_to_invoke)
         return instantiate_rule(cls, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
     cls = BUILTIN_RULES.get(split.rule_to_invoke)
     if cls is None:

@@ -53,9 +53,9 @@ def create_trial(
     """
     unknown = set(smdebug_kwargs) - {"check", "index_mode", "cache", "parallel", "profiler", "output_dir"}
     if unknown:
-        msg = field_error_message("create_trial keyword", "a known argument", sorted(unknown)[0])
+        msg = field_error_message("create_trial keyword", "a known argument", min(unknown))
         raise ConfigValueError(msg, field="create_trial", value=sorted(unknown))
-    storage = path if isinstance(path, Storage) and not isinstance(path, (str, os.PathLike)) else open_storage(path)  # type: ignore[arg-type]
+    storage = path if isinstance(path, Storage) and not isinstance(path, (str, os.PathLike)) else open_storage(path)
     trial = Trial(
         storage,
         name=name,

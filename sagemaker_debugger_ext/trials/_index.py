@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from .._modes import ModeKeys
 from ..exceptions import IndexReaderException
 
-__all__ = ["IndexEntry", "IndexFile", "REDUCTIONS_PREFIX", "parse_index", "split_reduction_name"]
+__all__ = ["REDUCTIONS_PREFIX", "IndexEntry", "IndexFile", "parse_index", "split_reduction_name"]
 
 REDUCTIONS_PREFIX = "smdebug/reductions/"
 

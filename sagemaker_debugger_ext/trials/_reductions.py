@@ -8,6 +8,9 @@ the array as is (matrix norms for 2-D values). Stored reductions are returned as
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
@@ -33,7 +36,7 @@ def normalize_reduction_name(name: str) -> str:
     return op
 
 
-def compute_reduction(name: str, value: np.ndarray, abs: bool = False) -> np.generic:  # noqa: A002 - smdebug's name
+def compute_reduction(name: str, value: np.ndarray, abs: bool = False) -> np.generic:
     """Compute reduction ``name`` of ``value`` (on ``|value|`` when ``abs``)."""
     op = normalize_reduction_name(name)
     data = np.absolute(value) if abs else np.asarray(value)
@@ -42,6 +45,8 @@ def compute_reduction(name: str, value: np.ndarray, abs: bool = False) -> np.gen
     if op == "l2":
         flat = data.reshape(-1)
         return np.sqrt(np.sum(np.real(flat * np.conj(flat))))  # type: ignore[no-any-return]
-    func = {"min": np.amin, "max": np.amax, "mean": np.mean, "std": np.std, "variance": np.var,
-            "sum": np.sum, "prod": np.prod}[op]  # fmt: skip
-    return func(data)  # type: ignore[no-any-return]
+    funcs: dict[str, Callable[[np.ndarray], Any]] = {
+        "min": np.amin, "max": np.amax, "mean": np.mean, "std": np.std, "variance": np.var,
+        "sum": np.sum, "prod": np.prod,
+    }  # fmt: skip
+    return funcs[op](data)  # type: ignore[no-any-return]

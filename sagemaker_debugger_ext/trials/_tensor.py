@@ -175,7 +175,7 @@ class Tensor:
         reduction_name: str,
         mode: ModeKeys = ModeKeys.GLOBAL,
         worker: str | None = None,
-        abs: bool = False,  # noqa: A002 - smdebug's keyword
+        abs: bool = False,
     ) -> np.ndarray | np.generic:
         """A reduction at ``step_num``: the stored one, else computed from the saved value.
 
@@ -209,7 +209,7 @@ def _check_mode(mode: object) -> ModeKeys:
     if isinstance(mode, ModeKeys):
         return mode
     try:
-        return ModeKeys(mode)
-    except ValueError:
+        return ModeKeys(mode)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
         msg = field_error_message("mode", "a ModeKeys member (TRAIN, EVAL, PREDICT, GLOBAL)", mode)
         raise ConfigValueError(msg, field="mode", value=mode) from None

@@ -37,7 +37,7 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str)
         assert needle in lines[0], (needle, lines[0])
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Runner of the console script (skips when it is not installed in this interpreter's venv)."""
     if not CONSOLE_SCRIPT.exists():
@@ -45,13 +45,13 @@ def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     return run_cli
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def expect_error() -> Callable[..., None]:
     """Assertion: exit code 2, one stderr line without traceback, containing the given strings."""
     return assert_one_line_error
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def expect_traceback() -> Callable[[subprocess.CompletedProcess[str]], None]:
     """Assertion for ``--debug`` runs: the command failed and stderr shows a traceback."""
 

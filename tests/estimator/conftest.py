@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -39,12 +40,28 @@ class CapturingClient:
         return getattr(self._client, name)
 
 
+@functools.cache
+def _shared_loader() -> Any:
+    """One botocore data loader per test process: it caches the (large) service models."""
+    import botocore.loaders
+
+    return botocore.loaders.create_loader()
+
+
+def _botocore_session() -> Any:
+    import botocore.session
+
+    session = botocore.session.get_session()
+    session.register_component("data_loader", _shared_loader())
+    return session
+
+
 def make_session(region: str = "us-west-2", forward: bool = False) -> Any:
     """A real ``sagemaker.Session`` on boto3 (under moto) with a capturing SageMaker client."""
     import boto3
     import sagemaker
 
-    boto_session = boto3.Session(region_name=region)
+    boto_session = boto3.Session(botocore_session=_botocore_session(), region_name=region)
     session = sagemaker.Session(boto_session=boto_session)
     session.sagemaker_client = CapturingClient(session.sagemaker_client, forward=forward)
     return session
@@ -83,11 +100,24 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@functools.cache
+def _cached_sts_endpoint(region: str) -> str:
+    import sagemaker.utils
+
+    return str(sagemaker.utils.sts_regional_endpoint(region))
+
+
 @pytest.fixture
-def aws() -> Iterator[None]:
-    """moto's in-process AWS (STS, S3, SageMaker)."""
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto's in-process AWS (STS, S3, SageMaker).
+
+    The SDK's ``sts_regional_endpoint`` (a pure region -> URL function that builds a new
+    botocore session on every call) is memoised for speed; its answers are unchanged.
+    """
+    import sagemaker.session
     from moto import mock_aws
 
+    monkeypatch.setattr(sagemaker.session, "sts_regional_endpoint", _cached_sts_endpoint)
     with mock_aws():
         yield
 

@@ -8,7 +8,11 @@ import struct
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._exceptions import CorruptRecordError, TruncatedRecordError, UnsupportedDTypeError
+from sagemaker_debugger_ext._exceptions import (
+    CorruptRecordError,
+    TruncatedRecordError,
+    UnsupportedDTypeError,
+)
 from sagemaker_debugger_ext.format import (
     MAGIC_FOOTER,
     FooterCheck,
@@ -123,3 +127,18 @@ def test_value_fallback_fields_decode() -> None:
     assert decode_tensor_record(_tensor_event(tensor)).value.tolist() == [1.5, 2.5]
     tensor = b"\x08\x09\x12\x04\x12\x02\x08\x03" + b"\x50\x07"
     assert decode_tensor_record(_tensor_event(tensor)).value.tolist() == [7, 7, 7]
+
+
+def test_pure_python_fallback_reads_and_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the crc32c package, framing and checks use the pure-Python CRC and agree."""
+    import sys
+
+    native = _two_records(True)
+    get_crc32c.cache_clear()
+    monkeypatch.setitem(sys.modules, "crc32c", None)  # makes `import crc32c` fail
+    try:
+        assert get_crc32c() is crc32c_python
+        assert _two_records(True) == native
+        assert [r.payload for r in read_records(native, check=FooterCheck.FULL)] == [b"first", b"second payload"]
+    finally:
+        get_crc32c.cache_clear()

@@ -63,3 +63,27 @@ def test_histogram_of_non_finite_values_is_skipped(tmp_path: Path) -> None:
     assert not (tmp_path / "TRAIN").exists()
     with pytest.raises(PathEscapeError):
         TensorBoardWriter(tmp_path, mode_name="../x")
+
+
+def test_decode_event_reads_back_scalars_histograms_and_plugin_data(tmp_path: Path) -> None:
+    """Our own general decoder returns what TensorBoardWriter and StepWriter encoded."""
+    from sagemaker_debugger_ext._modes import ModeKeys
+    from sagemaker_debugger_ext.format import StepWriter, decode_event
+
+    with TensorBoardWriter(tmp_path / "tb", mode_name="TRAIN", clock=lambda: 5.0) as tb:
+        tb.add_scalar("loss", 0.25, 3)
+        tb.add_histogram("w", np.array([-1.0, 0.5, 0.5, 2.0]), 3)
+    (f,) = (tmp_path / "tb" / "TRAIN").glob("*.tfevents")
+    scalar, hist = (decode_event(r.payload) for r in read_records(str(f)))
+    assert scalar["step"] == 3 and scalar["wall_time"] == 5.0
+    assert scalar["values"] == [{"tag": "loss", "simple_value": 0.25}]
+    h = hist["values"][0]["histo"]
+    assert (h["min"], h["max"], h["num"], h["sum"], h["sum_squares"]) == (-1.0, 2.0, 4.0, 2.0, 5.5)
+    assert sum(h["bucket"]) == 4 and len(h["bucket"]) == len(h["bucket_limit"])
+    with StepWriter(tmp_path / "t", global_step=9, worker="worker_0", mode=ModeKeys.EVAL, mode_step=2) as w:
+        w.write_tensor("x", np.arange(3, dtype=np.int16))
+    (ev,) = (tmp_path / "t").rglob("*.tfevents")
+    (rec,) = read_records(str(ev))
+    value = decode_event(rec.payload)["values"][0]
+    assert value["plugin_data"] == [("mode_step", "2"), ("mode", "2")]
+    assert value["tensor"].tolist() == [0, 1, 2] and value["tensor"].dtype == np.int16

@@ -8,7 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._exceptions import ConfigTypeError, PathEscapeError, UnsupportedDTypeError
+from sagemaker_debugger_ext._exceptions import (
+    ConfigTypeError,
+    PathEscapeError,
+    UnsupportedDTypeError,
+)
 from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
     StepWriter,
@@ -82,6 +86,16 @@ def test_bfloat16_bits_read_back_as_float32(tmp_path: Path) -> None:
     got = _read_all(tmp_path, 0)["bf"]
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, f32)
+
+
+def test_bfloat16_from_floats_rounds_to_nearest_even(tmp_path: Path) -> None:
+    """Float input with dtype='bfloat16' is rounded to the nearest bf16 (ties to even)."""
+    x = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, -3.3], np.float32)  # tie down, tie up, inexact
+    with StepWriter(tmp_path, global_step=0, worker="worker_0") as w:
+        w.write_tensor("bf", x, dtype="bfloat16")
+    got = _read_all(tmp_path, 0)["bf"]
+    np.testing.assert_array_equal(got[:2], np.array([1.0, 1.0 + 2**-6], np.float32))
+    assert abs(got[2] - x[2]) <= 2**-7 * 4
 
 
 def test_strings_and_python_scalars(tmp_path: Path) -> None:
@@ -180,3 +194,40 @@ def test_non_contiguous_and_big_endian_inputs(tmp_path: Path) -> None:
     got = _read_all(tmp_path, 0)["t"]
     np.testing.assert_array_equal(got, base.T)
     assert got.dtype == np.dtype("<f8")
+
+
+def test_background_writer_produces_identical_files(tmp_path: Path) -> None:
+    """With a BackgroundWriter the same bytes land on disk once flushed, in order."""
+    from sagemaker_debugger_ext.format import BackgroundWriter
+
+    def write(root: Path, bg: BackgroundWriter | None) -> None:
+        for step in range(5):
+            with StepWriter(root, global_step=step, worker="worker_0", clock=lambda: 1.5, background=bg) as w:
+                w.write_tensor("x", np.full(50, step, np.float32))
+
+    write(tmp_path / "sync", None)
+    with BackgroundWriter(max_pending=2) as bg:
+        write(tmp_path / "bg", bg)
+        bg.flush()
+        files = sorted(p.relative_to(tmp_path / "bg") for p in (tmp_path / "bg").rglob("*") if p.is_file())
+        assert files == sorted(p.relative_to(tmp_path / "sync") for p in (tmp_path / "sync").rglob("*") if p.is_file())
+    for rel in files:
+        assert (tmp_path / "bg" / rel).read_bytes() == (tmp_path / "sync" / rel).read_bytes()
+
+
+def test_background_writer_reports_failures(tmp_path: Path) -> None:
+    """A failed background write surfaces as StorageError on flush and on the next submit."""
+    from sagemaker_debugger_ext._exceptions import StorageError
+    from sagemaker_debugger_ext.format import BackgroundWriter
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    bg = BackgroundWriter()
+    with StepWriter(blocker, global_step=0, worker="worker_0", background=bg) as w:
+        w.write_tensor("x", np.zeros(2))
+    with pytest.raises(StorageError, match="background write failed"):
+        bg.flush()
+    with pytest.raises(StorageError):
+        bg.submit(tmp_path / "y", b"data")
+    with pytest.raises(StorageError):
+        bg.close()

@@ -28,7 +28,6 @@ def write(trial, spec, step, mode, mode_step, wall_time):
 
 
 def dump(trial_dir, out):
-    from smdebug.core.modes import ModeKeys
     from smdebug.trials import create_trial
 
     trial = create_trial(trial_dir)
@@ -56,13 +55,13 @@ def dump(trial_dir, out):
                 v = t.value(s)
                 arrays[f"{name}|{s}"] = v
                 entry["values"][str(s)] = True
-            except Exception as exc:  # record smdebug's behaviour, whatever it is
+            except Exception as exc:  # noqa: BLE001 - record smdebug's behaviour, whatever it is
                 entry["values"][str(s)] = type(exc).__name__
             try:
                 red = t.reduction_values(s)
                 for (op, absval), rv in red.items():
                     arrays[f"{name}|{s}|red|{op}|{int(absval)}"] = np.asarray(rv)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - same
                 entry["reductions_" + str(s)] = type(exc).__name__
         info["tensors"][name] = entry
     with open(out + ".json", "w") as fh:

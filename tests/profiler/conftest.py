@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_debugger_ext.profiler import FrameworkMetricsWriter, SystemEvent, SystemMetricsWriter
+from sagemaker_debugger_ext.profiler import (
+    FrameworkMetricsWriter,
+    SystemEvent,
+    SystemMetricsWriter,
+)
 
 T0 = 1_700_000_000.0  # a fixed start (2023-11-14 22:13:20 UTC)
 

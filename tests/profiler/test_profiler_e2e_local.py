@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_profiler_report_html import assert_images_valid
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -19,7 +18,12 @@ def test_local_job_profiler_metrics_and_report(tmp_path, monkeypatch):
     """System metrics under <out>/<job>/profiler-output/system, report under rule-output/ProfilerReport."""
     pytest.importorskip("torch")
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    from sagemaker.debugger import DebuggerHookConfig, ProfilerConfig, ProfilerRule, rule_configs
+    from sagemaker.debugger import (
+        DebuggerHookConfig,
+        ProfilerConfig,
+        ProfilerRule,
+        rule_configs,
+    )
     from sagemaker.estimator import Estimator
 
     from sagemaker_debugger_ext.local import LocalSession
@@ -30,7 +34,7 @@ def test_local_job_profiler_metrics_and_report(tmp_path, monkeypatch):
         entry_point="train_profiled.py", source_dir=str(SCRIPTS), sagemaker_session=LocalSession(),
         output_path=out, debugger_hook_config=DebuggerHookConfig(s3_output_path=out),
         profiler_config=ProfilerConfig(system_monitor_interval_millis=100),
-        rules=[ProfilerRule.sagemaker(rule_configs.ProfilerReport(StepOutlier_n_outliers=1))],
+        rules=[ProfilerRule.sagemaker(rule_configs.ProfilerReport(StepOutlier_n_outliers=1, StepOutlier_stddev=2))],
     )  # fmt: skip
     est.fit(job_name="profiled-job", logs="None")
     job = tmp_path / "out" / "profiled-job"

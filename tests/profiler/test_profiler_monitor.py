@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_monitor_writes_sagemaker_layout_at_requested_rate(tmp_path):
     for path in files:
         minute = int(path.name.split(".")[0])
         assert path.name == f"{minute}.algo-1.json" and minute % 60 == 0
-        assert path.parent.name == datetime.fromtimestamp(minute, tz=timezone.utc).strftime("%Y%m%d%H")
+        assert path.parent.name == datetime.fromtimestamp(minute, tz=UTC).strftime("%Y%m%d%H")
         for line in path.read_text().splitlines():
             obj = json.loads(line)
             assert set(obj) == {"Type", "Name", "Dimension", "Value", "NodeId", "Timestamp"}
@@ -115,7 +116,7 @@ def test_monitor_applies_interval_from_watched_config(tmp_path):
         ts = _wait_for(_slow_gaps)
     finally:
         assert _stop(proc) == 0
-    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ts)]
     assert all(0.3 <= g <= 0.5 for g in gaps), gaps
 
 

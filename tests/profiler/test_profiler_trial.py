@@ -9,7 +9,11 @@ import time
 import pytest
 
 from sagemaker_debugger_ext._exceptions import ProfilerError
-from sagemaker_debugger_ext.profiler import FrameworkMetricsWriter, ProfilerTrial, SystemMetricsWriter
+from sagemaker_debugger_ext.profiler import (
+    FrameworkMetricsWriter,
+    ProfilerTrial,
+    SystemMetricsWriter,
+)
 from sagemaker_debugger_ext.profiler._events import SystemEvent
 
 T0 = 1_700_000_000.0

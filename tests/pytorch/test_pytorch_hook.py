@@ -201,3 +201,41 @@ def test_registration_errors_and_get_hook(tmp_path: Path) -> None:
     with pytest.raises(HookError, match="torch.Tensor"):
         hook.record_tensor_value("x", 3.0)  # type: ignore[arg-type]
     hook.close()
+
+
+def test_framework_metrics_handed_to_profiler(tmp_path: Path) -> None:
+    """With a profiler config, each step and forward pass becomes a timeline event."""
+    import json
+
+    cfg = tmp_path / "profilerconfig.json"
+    cfg.write_text(json.dumps({"ProfilingIntervalInMilliseconds": 500,
+                               "ProfilingParameters": {"LocalPath": str(tmp_path / "prof")}}))
+    hook = smd.Hook(out_dir=tmp_path / "run", save_config=smd.SaveConfig(save_interval=100),
+                    context=TrainingContext(profiler_config_path=str(cfg)))
+    _train(MLP(), hook, 3)
+    files = list((tmp_path / "prof" / "framework" / "pevents").glob("*/*_pythontimeline.json"))
+    assert len(files) == 1
+    events = [e for e in json.loads(files[0].read_text()) if e.get("ph") == "X"]
+    steps = [e for e in events if e["name"] == "Step:ModeKeys.TRAIN"]
+    assert [e["args"]["step_num"] for e in steps] == ["0", "1", "2"]
+    assert sum(e["name"] == "forward" for e in events) == 3
+
+
+def test_distributed_data_parallel_wrapper(tmp_path: Path) -> None:
+    """Under DDP (gloo, one process) the worker comes from torch.distributed and names have no 'module.'."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}", rank=0, world_size=1)
+    try:
+        model = torch.nn.parallel.DistributedDataParallel(MLP())
+        hook = smd.Hook(out_dir=tmp_path / "run", save_config=smd.SaveConfig(save_interval=1),
+                        include_collections=["weights", "gradients"], include_workers="all")
+        assert hook.worker == "worker_0"
+        _train(model, hook, 2)
+    finally:
+        dist.destroy_process_group()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.workers() == ["worker_0"]
+    names = trial.tensor_names(step=1)
+    assert "gradient/MLP_fc1.weight" in names and "MLP_fc2.bias" not in names
+    assert not any("module." in n for n in names)

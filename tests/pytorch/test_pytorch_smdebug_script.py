@@ -13,6 +13,8 @@ import pytest
 
 from sagemaker_debugger_ext.trials import create_trial
 
+pytestmark = pytest.mark.slow  # trains in a subprocess
+
 # smdebug's make_sample_run.py training part, with only the imports changed.
 SCRIPT = '''
 import numpy as np
@@ -84,6 +86,18 @@ def our_run(tmp_path_factory: pytest.TempPathFactory, smdebug_runs: Path) -> Pat
     proc = subprocess.run([sys.executable, str(tmp / "train.py")], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return tmp
+
+
+def test_tensorboard_export_from_json_config(our_run: Path) -> None:
+    """export_tensorboard + tensorboard_dir from the JSON give TensorBoard files per mode."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(our_run / "tb" / "TRAIN"), size_guidance={"scalars": 0, "histograms": 0})
+    acc.Reload()
+    assert [e.step for e in acc.Scalars("CrossEntropyLoss_output_0")] == [0, 1, 2, 3, 6, 7]
+    assert [e.step for e in acc.Scalars("scalar/lr")] == [1]
+    assert "weights/Net_fc1.weight" in acc.Tags()["histograms"]
+    assert (our_run / "tb" / "EVAL").is_dir()
 
 
 def _collections(run: Path) -> dict:

@@ -53,3 +53,13 @@ def test_rule_summary_from_rule_job_summary_list():
 def test_rule_summary_without_rules():
     """A job without rules says so."""
     assert str(rule_summary({"TrainingJobName": "j"})) == "Rule summary of j: no rules"
+
+
+def test_rule_summary_text_truncates_long_details():
+    """Long StatusDetails are cut in the text form and kept whole in the HTML form."""
+    long = "x" * 500
+    summary = rule_summary({"TrainingJobName": "j", "ProfilerRuleEvaluationStatuses": [
+        {"RuleConfigurationName": "ProfilerReport", "RuleEvaluationStatus": "NoIssuesFound", "StatusDetails": long}]})
+    line = str(summary).splitlines()[1]
+    assert line.endswith("…") and len(line) < 200
+    assert long in summary.to_html()

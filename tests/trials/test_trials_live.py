@@ -17,7 +17,11 @@ from sagemaker_debugger_ext.exceptions import (
     StepNotYetAvailable,
     StepUnavailable,
 )
-from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.format import (
+    StepWriter,
+    write_collections_file,
+    write_training_end,
+)
 from sagemaker_debugger_ext.storage import MemoryStorage
 from sagemaker_debugger_ext.trials import StepState, create_trial
 
@@ -179,3 +183,18 @@ def test_missing_path_and_missing_collections(tmp_path: Path) -> None:
     write_collections_file(tmp_path, "worker_0", {}, 2)  # says 2 workers, only 1 file
     with pytest.raises(MissingCollectionFiles, match="1 of 2"):
         create_trial(tmp_path, **FAST)
+
+
+def test_local_listing_skips_folders_before_start_after(tmp_path: Path) -> None:
+    """LocalStorage.list honours start_after across index folders (steps 999 and 1000)."""
+    from sagemaker_debugger_ext.storage import LocalStorage
+
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    for s in (5, 999, 1000, 2001):
+        _step(tmp_path, s)
+    st = LocalStorage(tmp_path)
+    keys = list(st.list("index/", start_after="index/000000000/000000000999"))
+    assert keys == ["index/000000000/000000000999_worker_0.json", "index/000000001/000000001000_worker_0.json",
+                    "index/000000002/000000002001_worker_0.json"]  # fmt: skip
+    trial = create_trial(tmp_path, **FAST)
+    assert trial.steps() == [5, 999, 1000, 2001]

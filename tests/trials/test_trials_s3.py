@@ -12,7 +12,11 @@ import pytest
 
 from sagemaker_debugger_ext._exceptions import StorageNotFoundError
 from sagemaker_debugger_ext._modes import ModeKeys
-from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.format import (
+    StepWriter,
+    write_collections_file,
+    write_training_end,
+)
 from sagemaker_debugger_ext.storage import S3Storage, open_storage
 from sagemaker_debugger_ext.trials import create_trial
 
@@ -48,7 +52,7 @@ def test_s3_trial_in_process(moto_s3, tmp_path: Path) -> None:  # type: ignore[n
     """An S3 trial returns the same steps, workers and values as written, and refreshes."""
     for w in range(2):
         write_collections_file(tmp_path, f"worker_{w}", {}, 2)
-    _write_steps(tmp_path, range(0, 3), workers=2)
+    _write_steps(tmp_path, range(3), workers=2)
     _upload(moto_s3, tmp_path, "bkt", "job/debug-output")
     trial = create_trial("s3://bkt/job/debug-output", **FAST)
     assert trial.steps() == [0, 1, 2] and trial.workers() == ["worker_0", "worker_1"]
@@ -87,7 +91,7 @@ def test_s3_trial_over_moto_server(moto_server: str, monkeypatch: pytest.MonkeyP
     bucket = f"trial-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     write_collections_file(tmp_path, "worker_0", {}, 1)
-    _write_steps(tmp_path, range(0, 12))
+    _write_steps(tmp_path, range(12))
     write_training_end(tmp_path)
     _upload(client, tmp_path, bucket, "run")
     trial = create_trial(f"s3://{bucket}/run/", **FAST)

@@ -42,7 +42,7 @@ def test_all_collections_saved_with_right_values(tmp_path: Path) -> None:
     )
     booster, evals = _train(hook, 7)
     trial = create_trial(str(tmp_path))
-    value = lambda name, step: trial.tensor(name).value(step)  # noqa: E731
+    value = lambda name, step: trial.tensor(name).value(step)
     assert trial.steps() == [0, 3, 6]
     for step in (0, 3, 6):
         assert float(value("train-rmse", step).reshape(-1)[0]) == pytest.approx(evals["train"]["rmse"][step])
@@ -90,3 +90,17 @@ def test_bad_validation_data_is_refused(tmp_path: Path) -> None:
     """validation_data that is neither a DMatrix nor (path, type) raises naming the field."""
     with pytest.raises(ValueError, match="validation_data"):
         smx.Hook(out_dir=tmp_path, validation_data=[1, 2, 3], context=TrainingContext())
+
+
+def test_sklearn_api_metric_names_are_metrics(tmp_path: Path) -> None:
+    """XGBRegressor's 'validation_0-rmse' lands in the metrics collection (smdebug's regex missed it)."""
+    pytest.importorskip("sklearn", reason="xgboost's scikit-learn API needs scikit-learn")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    hook = smx.Hook(out_dir=tmp_path, save_config=smx.SaveConfig(save_interval=1), context=TrainingContext())
+    model = xgb.XGBRegressor(n_estimators=2, max_depth=2, callbacks=[hook])
+    model.fit(x, y, eval_set=[(x, y)], verbose=False)
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    assert trial.tensor_names(collection="metrics") == ["validation_0-rmse"]
+    assert trial.steps() == [0, 1]

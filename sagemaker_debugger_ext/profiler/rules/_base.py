@@ -27,9 +27,11 @@ _SNAPSHOT_WINDOW_S = 0.02
 
 def _to_number(raw: Any, kind: type) -> Any:
     if isinstance(raw, bool):
-        raise ValueError(raw)
+        raise TypeError(raw)
     value = float(raw) if isinstance(raw, str) else raw
-    if not isinstance(value, (int, float)) or math.isnan(value):
+    if not isinstance(value, (int, float)):
+        raise TypeError(raw)
+    if math.isnan(value):
         raise ValueError(raw)
     if kind is int:
         if float(value) != int(value):
@@ -66,13 +68,15 @@ class Param:
         """Parse ``raw`` (strings accepted, as RuleParameters arrive)."""
         if self.optional and (raw is None or (isinstance(raw, str) and raw.strip().lower() in {"", "none", "null"})):
             return None
+        if self.kind is str:
+            return str(raw)
         try:
-            value = str(raw) if self.kind is str else _to_number(raw, self.kind)
+            value = _to_number(raw, self.kind)
         except (TypeError, ValueError):
             raise RuleParameterError(
                 f"{rule}: " + field_error_message(self.name, self.expected(), raw), rule_name=rule
             ) from None
-        if self.kind is not str and (
+        if (
             (self.low is not None and value < self.low) or (self.high is not None and value > self.high)
         ):
             raise RuleParameterError(f"{rule}: " + field_error_message(self.name, self.expected(), raw), rule_name=rule)
@@ -126,7 +130,7 @@ def percentile(values: list[float], q: float) -> float:
     """Linear-interpolated percentile (0..100) of a non-empty list."""
     ordered = sorted(values)
     pos = (len(ordered) - 1) * q / 100.0
-    lo = int(math.floor(pos))
+    lo = math.floor(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 

@@ -78,7 +78,7 @@ def run_rule(
         outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
         write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
         if isinstance(rule, ProfilerReport):
-            from .._report import render_profiler_report  # noqa: PLC0415 - matplotlib only here
+            from .._report import render_profiler_report
 
             render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
     except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
@@ -108,9 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("list", help="list the built-in profiler rules")
     args = parser.parse_args(argv)
     if args.command == "list":
-        from ._registry import PROFILER_RULES  # noqa: PLC0415
+        from ._registry import PROFILER_RULES
 
-        for name, cls in [*PROFILER_RULES.items(), ("ProfilerReport", ProfilerReport)]:
+        table: list[tuple[str, type[ProfilerRule]]] = [*PROFILER_RULES.items(), ("ProfilerReport", ProfilerReport)]
+        for name, cls in table:
             print(f"{name}: {', '.join(cls.param_names()) or '<Rule>_<param>'}")
         return 0
     stop = threading.Event()

@@ -152,9 +152,9 @@ class Dataloader(ProfilerRule):
         self.load_times: list[float] = []
 
     def evaluate(self, window: Window) -> bool:
-        for e in window.system:
-            if e.dimension == "CPUUtilization" and _CORE.match(e.name):
-                self.cores.add(e.name)
+        for s in window.system:
+            if s.dimension == "CPUUtilization" and _CORE.match(s.name):
+                self.cores.add(s.name)
         for e in window.framework:
             if e.category != "dataloader":
                 continue

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ._base import PATIENCE, Param, ProfilerRule, Window, group_snapshots, make_params, percentile
+from ._base import (
+    PATIENCE,
+    Param,
+    ProfilerRule,
+    Window,
+    group_snapshots,
+    make_params,
+    percentile,
+)
 from ._base import Percent as _pct
 from ._snapshot import Snapshot, to_snapshots
 

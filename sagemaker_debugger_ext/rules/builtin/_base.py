@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import abc
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -146,7 +145,3 @@ class BuiltinRule(Rule):
                 mode = None
         return Finding(step=step, message=message, mode=mode, **kw)
 
-
-def compile_any(patterns: Iterable[str]) -> list[re.Pattern[str]]:
-    """Compile regexes (used for name-based dispatch inside rules)."""
-    return [re.compile(p) for p in patterns]

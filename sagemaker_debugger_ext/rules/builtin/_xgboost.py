@@ -16,8 +16,8 @@ __all__ = ["FeatureImportanceOverweight", "TreeDepth"]
 class FeatureImportanceOverweight(BuiltinRule):
     """Normalises the feature importances of a step (tensors ``<regex>/<feature>``) to sum 1;
     fires when the ``nfeatures`` largest hold more than ``threshold`` of the total. Features
-    seen at other steps but absent at this one count as 0; needs more than ``nfeatures``
-    features in the trial (otherwise the share is trivially 1)."""
+    seen at other steps but absent at this one count as 0; a model that uses ``nfeatures``
+    or fewer features in all has a share of 1 and fires (meant for data with more features)."""
 
     DESCRIPTION = "the nfeatures largest normalised feature importances sum to more than threshold"
     PARAMETERS = (
@@ -35,7 +35,7 @@ class FeatureImportanceOverweight(BuiltinRule):
             # features unused in this step's model keep importance 0
             values[name] = max(float(v.reshape(())), 0.0) if v is not None and v.size == 1 else 0.0
         total = sum(values.values())
-        if not seen or len(values) <= self.p["nfeatures"] or total <= 0:
+        if not seen or total <= 0:
             return RuleResult.insufficient()
         top = sorted(values, key=values.__getitem__, reverse=True)[: self.p["nfeatures"]]
         share = sum(values[n] for n in top) / total

@@ -15,12 +15,12 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 hook.set_mode(smd.modes.TRAIN)
 x = torch.randn(64, 32)
 y = torch.randint(0, 2, (64,))
-for step in range(40):
+for step in range(60):
     opt.zero_grad()
     loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
-    if step % 10 == 9:  # periodic slow steps
-        time.sleep(0.3)
+    if step % 20 == 19:  # rare slow steps: outliers
+        time.sleep(0.5)
     time.sleep(0.02)
 print("done", flush=True)

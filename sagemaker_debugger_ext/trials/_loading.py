@@ -1,0 +1,184 @@
+"""Loading a trial: collections files, incremental index refresh, step completeness.
+
+:class:`TrialLoader` is the I/O half of :class:`~._trial.Trial` (which adds the queries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from .._exceptions import StorageNotFoundError
+from ..exceptions import MissingCollectionFiles
+from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
+from ..storage import LocalStorage, Storage, read_many
+from ._collections import Collection, parse_collections_file
+from ._fetch import Location, RecordFetcher
+from ._index import IndexFile, parse_index, split_reduction_name
+from ._tensor import Tensor
+
+__all__ = ["TrialLoader"]
+
+
+class TrialLoader:
+    """State of a trial read so far, and the methods that read more of it."""
+
+    path: str
+    range_steps: tuple[int, ...] | None
+    poll_interval_s: float
+    wait_timeout_s: float
+    dynamic_refresh: bool
+    loaded_all_steps: bool
+    last_complete_step: int
+    num_workers: int
+    _storage: Storage
+    _window: int
+    _clock: Callable[[], float]
+    _sleep: Callable[[float], None]
+    _fetcher: RecordFetcher
+    _collections: dict[str, Collection]
+    _collection_keys: set[str]
+    _workers: set[str]
+    _tensors: dict[str, Tensor]
+    _global_to_mode: dict[int, tuple[int, int]]
+    _mode_to_global: dict[int, dict[int, int]]
+    _workers_for_step: dict[int, set[str]]
+    _step_tensors: dict[int, set[str]]
+    _mode_tensors: dict[int, set[str]]
+    _seen_index: set[str]
+
+    def training_has_ended(self) -> bool:
+        """Whether ``training_job_end.ts`` exists (the job finished writing)."""
+        return self._storage.exists(END_OF_JOB_FILE)
+
+    def _refresh_collections(self) -> None:
+        for key in self._storage.list("collections/"):
+            worker = parse_collections_key(key)
+            if worker is None or key in self._collection_keys:
+                continue
+            colls, num_workers = parse_collections_file(self._storage.read(key), key)
+            if not self._collection_keys:
+                self.num_workers = num_workers
+            for cname, coll in colls.items():
+                self._collections[cname] = self._collections[cname].merged(coll) if cname in self._collections else coll
+            self._collection_keys.add(key)
+            self._workers.add(worker)
+
+    def _load(self) -> None:
+        """Wait (up to ``wait_timeout_s``) for every worker's collections file, then refresh.
+
+        Raises:
+            StorageNotFoundError: a local folder or a bucket that does not exist.
+            MissingCollectionFiles: the job ended, or the wait ran out, without them.
+        """
+        if isinstance(self._storage, LocalStorage) and not self._storage.exists(""):
+            msg = f"trial path {self.path} does not exist"
+            raise StorageNotFoundError(msg, uri=self.path)
+        if not isinstance(self._storage, LocalStorage):
+            self._storage.exists("")  # raises StorageNotFoundError for a missing bucket
+        deadline = self._clock() + self.wait_timeout_s
+        while True:
+            ended = self.training_has_ended()
+            self._refresh_collections()
+            have = len(self._collection_keys)
+            if have and have >= self.num_workers:
+                break
+            if ended:
+                msg = (f"training has ended but {have} of {max(self.num_workers, 1)} collections files "
+                       f"exist under {self.path}collections/")  # fmt: skip
+                raise MissingCollectionFiles(msg)
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                msg = (f"no complete set of collections files appeared under {self.path} within "
+                       f"{self.wait_timeout_s:g} s ({have} of {self.num_workers}); is the path right?")  # fmt: skip
+                raise MissingCollectionFiles(msg)
+            self._sleep(min(self.poll_interval_s, remaining))
+        self.refresh()
+
+    def _list_start_after(self) -> str | None:
+        first = self.last_complete_step + 1
+        if self.range_steps is not None:
+            first = max(first, self.range_steps[0])
+        if first <= 0:
+            return None
+        return f"index/{first // 1000:09d}/{first:012d}"
+
+    def refresh(self) -> None:
+        """Read index files written since the last refresh (no-op once all steps are loaded)."""
+        if self.loaded_all_steps:
+            return
+        ended = self.training_has_ended()
+        if ended or len(self._collection_keys) < self.num_workers:
+            self._refresh_collections()
+        new: list[tuple[str, int, str]] = []
+        for key in self._storage.list("index/", self._list_start_after()):
+            if key in self._seen_index:
+                continue
+            parsed = parse_index_key(key)
+            if parsed is None:
+                continue
+            step, worker = parsed
+            if self.range_steps is not None and not self.range_steps[0] <= step < self.range_steps[1]:
+                self._seen_index.add(key)
+                continue
+            new.append((key, step, worker))
+        if new:
+            blobs = read_many(self._storage, [k for k, _, _ in new])
+            for (key, step, worker), data in zip(new, blobs):
+                self._add_index(parse_index(data, key, step, worker))
+                self._seen_index.add(key)
+            self._update_last_complete(s for _, s, _ in new)
+        if ended:
+            self.loaded_all_steps = True
+            if self._global_to_mode:
+                self.last_complete_step = max(self.last_complete_step, max(self._global_to_mode))
+
+    def _maybe_refresh(self) -> None:
+        if self.dynamic_refresh and not self.loaded_all_steps:
+            self.refresh()
+
+    maybe_refresh = _maybe_refresh
+
+    def _add_index(self, idx: IndexFile) -> None:
+        mode, mode_step, step, worker = int(idx.mode), idx.mode_step, idx.step, idx.worker
+        names = self._step_tensors.setdefault(step, set())
+        mode_names = self._mode_tensors.setdefault(mode, set())
+        tensors = self._tensors
+        for entry in idx.tensors:
+            assert idx.event_key is not None
+            loc = Location(idx.event_key, entry.start, entry.length)
+            self._fetcher.note_extent(idx.event_key, entry.start + entry.length)
+            red = split_reduction_name(entry.name)
+            tname = red[0] if red else entry.name
+            tensor = tensors.get(tname)
+            if tensor is None:
+                tensor = tensors[tname] = Tensor(tname, self)  # type: ignore[arg-type]  # self is always a Trial
+            data = tensor._data(mode, mode_step, worker)
+            if red:
+                if data.reductions is None:
+                    data.reductions = {}
+                data.reductions[(red[1], red[2])] = loc
+            else:
+                data.location = loc
+            names.add(tname)
+            mode_names.add(tname)
+        for name, shape in idx.shapes:
+            tensor = tensors.get(name)
+            if tensor is None:
+                tensor = tensors[name] = Tensor(name, self)  # type: ignore[arg-type]  # self is always a Trial
+            tensor._data(mode, mode_step, worker).shape = shape
+            names.add(name)
+            mode_names.add(name)
+        self._global_to_mode.setdefault(step, (mode, mode_step))
+        if mode != 4:  # ModeKeys.GLOBAL
+            self._mode_to_global.setdefault(mode, {}).setdefault(mode_step, step)
+        self._workers_for_step.setdefault(step, set()).add(worker)
+        self._workers.add(worker)
+
+    def _update_last_complete(self, steps: Iterable[int]) -> None:
+        for step in steps:
+            if step > self.last_complete_step and len(self._workers_for_step[step]) >= self.num_workers:
+                self.last_complete_step = step
+        pending = [s for s in self._global_to_mode if s > self.last_complete_step]
+        if len(pending) > self._window:
+            pending.sort()
+            self.last_complete_step = pending[len(pending) // 2 - 1]

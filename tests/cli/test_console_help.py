@@ -1,0 +1,58 @@
+"""Every subcommand of the console script answers --help, and the parser lists them all."""
+
+from __future__ import annotations
+
+import pytest
+
+from sagemaker_debugger_ext.cli import SUBCOMMANDS, build_parser
+
+# (argv before --help, text the help must contain)
+HELPS = [
+    ((), "COMMAND"),
+    (("demo",), "--lr"),
+    (("run",), "--rule"),
+    (("jobs",), "describe"),
+    (("jobs", "list"), "--status"),
+    (("jobs", "describe"), "NAME"),
+    (("jobs", "logs"), "--follow"),
+    (("jobs", "stop"), "NAME"),
+    (("rules",), "list"),
+    (("rules", "list"), "--json"),
+    (("rules", "run"), "--param"),
+    (("trial",), "--plot"),
+    (("report",), "JOB_NAME_OR_PROFILER_PATH"),
+    (("request",), "usage"),
+]
+
+
+def _available() -> set[str]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return set(action.choices)
+
+
+def test_every_subcommand_module_is_built():
+    """Each subcommand the dispatcher names has its module (none silently missing from --help)."""
+    missing = sorted(set(SUBCOMMANDS) - _available())
+    if missing:
+        pytest.xfail(f"subcommands not built yet: {missing}")
+    assert _available() == set(SUBCOMMANDS)
+
+
+@pytest.mark.parametrize(("argv", "needle"), HELPS, ids=[" ".join(a) or "top" for a, _ in HELPS])
+def test_help(cli, argv, needle):
+    """``--help`` exits 0 and describes the command's arguments."""
+    if argv and argv[0] not in _available():
+        pytest.xfail(f"subcommand {argv[0]!r} not built yet")
+    proc = cli(*argv, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: sagemaker-debugger-ext")
+    assert needle in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_no_command_is_a_usage_error(cli):
+    """Without a command the script prints usage and exits 2."""
+    proc = cli()
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,46 @@
+"""smdebug-compatible exception classes and the modes module."""
+
+from __future__ import annotations
+
+import pytest
+
+from sagemaker_debugger_ext import exceptions as exc
+from sagemaker_debugger_ext._exceptions import DebuggerExtError, TrialError
+from sagemaker_debugger_ext._modes import ModeKeys
+
+
+def test_constructor_signatures_and_attributes() -> None:
+    """Each class takes smdebug's arguments and keeps them as attributes."""
+    e = exc.RuleEvaluationConditionMet("MyRule", 7, end_of_rule=True)
+    assert (e.rule_name, e.step, e.end_of_rule) == ("MyRule", 7, True)
+    assert "MyRule" in str(e) and "7" in str(e)
+    assert exc.RuleEvaluationConditionMet("R", 1).end_of_rule is False
+    e2 = exc.TensorUnavailableForStep("w", 3, ModeKeys.EVAL, has_reductions=True)
+    assert e2.has_reductions and "EVAL" in str(e2) and "reduction" in str(e2)
+    assert exc.NoMoreData(5, ModeKeys.TRAIN, 4).last_step == 4
+    assert exc.StepUnavailable(2, ModeKeys.TRAIN).mode == ModeKeys.TRAIN
+    assert exc.StepNotYetAvailable(2, ModeKeys.GLOBAL).step == 2
+    assert exc.InsufficientInformationForRuleInvocation("R", "no tensors").message == "no tensors"
+    assert exc.InvalidWorker("w9").worker == "w9"
+    assert exc.TensorUnavailable("t").tname == "t"
+    assert exc.IndexReaderException("bad").message == "bad"
+    assert exc.NoMoreProfilerData(12.5).timestamp == 12.5
+    assert "collections" in str(exc.MissingCollectionFiles())
+
+
+@pytest.mark.parametrize("name", exc.__all__)
+def test_all_derive_from_trial_error(name: str) -> None:
+    """Every compat class is part of the package's exception tree."""
+    cls = getattr(exc, name)
+    assert issubclass(cls, TrialError) and issubclass(cls, DebuggerExtError)
+
+
+def test_modes_modules() -> None:
+    """`trials.modes` and `sagemaker_debugger_ext.modes` expose ModeKeys and its members."""
+    from sagemaker_debugger_ext import modes
+    from sagemaker_debugger_ext.trials import create_trial
+    from sagemaker_debugger_ext.trials import modes as trial_modes
+
+    assert callable(create_trial)
+    assert trial_modes is modes and modes.ModeKeys is ModeKeys
+    assert modes.TRAIN == ModeKeys.TRAIN == 1 and modes.GLOBAL == 4
