@@ -1,7 +1,9 @@
 """Format writer and trial reader throughput against smdebug 1.0.34 (reference §5 workload).
 
 Workload: 1000 global steps × 20 tensors × 1000 float32 (80 MB of tensor payload). Write
-path: one ``StepWriter`` per step, 20 ``write_tensor`` calls, ``close()``. Read path:
+path: one ``StepWriter`` per step, 20 ``write_tensor`` calls, ``close()`` (``writer_*``:
+synchronous; ``writer_background_*``: with a ``BackgroundWriter``, closed before the clock
+stops). Read path:
 ``create_trial`` plus ``tensor.value(step)`` of all 20,000 values, step by step. smdebug
 runs the same workload (``FileWriter`` / ``create_trial``) in ``.venv-smdebug`` in the same
 run; ratios are our throughput divided by smdebug's. Ours is the median of 3 runs,
@@ -11,6 +13,7 @@ smdebug's is one run (it takes ~25 s).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,6 +25,7 @@ import numpy as np
 
 from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
+    BackgroundWriter,
     StepWriter,
     write_collections_file,
     write_training_end,
@@ -35,23 +39,27 @@ SMDEBUG_PY = REPO / ".venv-smdebug" / "bin" / "python"
 BASELINE = Path(__file__).resolve().parent / "smdebug_format_baseline.py"
 
 
-def _write(root: Path) -> float:
+def _write(root: Path, *, background: bool = False) -> tuple[float, float]:
     rng = np.random.default_rng(0)
     arrays = [rng.normal(size=SIZE).astype(np.float32) for _ in range(TENSORS)]
     names = [f"layer{i}/weight" for i in range(TENSORS)]
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
+    bg = BackgroundWriter() if background else None
     for step in range(STEPS):
-        with StepWriter(root, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step) as w:
+        with StepWriter(root, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step,
+                        background=bg) as w:  # fmt: skip
             for name, arr in zip(names, arrays):
                 w.write_tensor(name, arr)
-    elapsed = time.perf_counter() - t0
+    if bg is not None:
+        bg.close()  # every file visible before the clock stops
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     write_collections_file(root, "worker_0", {}, 1)
     write_training_end(root)
-    return elapsed
+    return elapsed, cpu
 
 
-def _read(root: Path) -> tuple[float, float]:
-    t0 = time.perf_counter()
+def _read(root: Path) -> tuple[float, float, float]:
+    c0, t0 = time.process_time(), time.perf_counter()
     trial = create_trial(str(root))
     t1 = time.perf_counter()
     tensors = [trial.tensor(n) for n in trial.tensor_names()]
@@ -64,7 +72,7 @@ def _read(root: Path) -> tuple[float, float]:
     if count != STEPS * TENSORS:
         msg = f"read {count} values, expected {STEPS * TENSORS}"
         raise RuntimeError(msg)
-    return t1 - t0, t2 - t0
+    return t1 - t0, t2 - t0, time.process_time() - c0
 
 
 def _smdebug(work: Path) -> dict[str, float] | None:
@@ -86,20 +94,36 @@ def run() -> dict[str, object]:
     """Measure; return flat JSON-able metrics."""
     work = Path(tempfile.mkdtemp(prefix="bench-format-"))
     try:
-        writes, creates, reads = [], [], []
+        writes, bg_writes, creates, reads, write_cpus, read_cpus = [], [], [], [], [], []
         for i in range(3):
             root = work / f"ours{i}"
-            writes.append(_write(root))
-            create_s, read_s = _read(root)
+            wall, cpu = _write(root)
+            writes.append(wall)
+            write_cpus.append(cpu)
+            create_s, read_s, read_cpu = _read(root)
             creates.append(create_s)
             reads.append(read_s)
+            read_cpus.append(read_cpu)
+            shutil.rmtree(root)
+            bg_writes.append(_write(root, background=True)[0])
             shutil.rmtree(root)
         write_s, read_s = statistics.median(writes), statistics.median(reads)
+        bg_write_s = statistics.median(bg_writes)
         out: dict[str, object] = {
             "writer_mb_s": round(PAYLOAD_MB / write_s, 1),
+            "writer_background_mb_s": round(PAYLOAD_MB / bg_write_s, 1),
             "reader_mb_s": round(PAYLOAD_MB / read_s, 1),
             "reader_create_trial_s": round(statistics.median(creates), 3),
         }
+        shm = Path("/dev/shm")
+        if shm.is_dir() and os.access(shm, os.W_OK):  # same code without disk contention (information only)
+            tmpfs_root = Path(tempfile.mkdtemp(prefix="bench-format-", dir=shm))
+            try:
+                tmpfs_write_s = _write(tmpfs_root / "t")[0]
+                out["writer_tmpfs_mb_s"] = round(PAYLOAD_MB / tmpfs_write_s, 1)
+                out["reader_tmpfs_mb_s"] = round(PAYLOAD_MB / _read(tmpfs_root / "t")[1], 1)
+            finally:
+                shutil.rmtree(tmpfs_root, ignore_errors=True)
         base = _smdebug(work)
         if base is None:
             note = "smdebug reference venv (.venv-smdebug) absent: run `make smdebug-venv`"
@@ -113,6 +137,10 @@ def run() -> dict[str, object]:
                 "smdebug_writer_mb_s": round(sm_write, 1),
                 "smdebug_reader_mb_s": round(sm_read, 1),
                 "writer_vs_smdebug": round(PAYLOAD_MB / write_s / sm_write, 1),
+                "writer_background_vs_smdebug": round(PAYLOAD_MB / bg_write_s / sm_write, 1),
+                # CPU-time ratios: steadier than wall-clock ones on a shared, busy machine
+                "writer_cpu_vs_smdebug": round(base["write_cpu_s"] / statistics.median(write_cpus), 1),
+                "reader_cpu_vs_smdebug": round(base["read_cpu_s"] / statistics.median(read_cpus), 1),
                 "reader_vs_smdebug": round(PAYLOAD_MB / read_s / sm_read, 1),
             }
         )

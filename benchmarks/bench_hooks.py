@@ -2,11 +2,14 @@
 
 The hook saves weights, gradients, losses and ReLU outputs (raw tensors, ~1.6 MB per saved
 step) every 10 steps (``hook_overhead_interval10``) and every step
-(``hook_overhead_interval1``). Overhead = median step time with the hook / median step time
-without - 1 (the hook's ``close()``, which waits for the last files, is inside the timing).
+(``hook_overhead_interval1``). Overhead = step time with the hook / step time without - 1, the median over repeats of
+each hooked run against the baseline run just before it (the hook's ``close()``, which
+waits for the last files, is inside the timing).
 Runs are interleaved (baseline, interval 10, interval 1, interval 10 on tmpfs, repeated) so
 drifts in machine speed hit all of them. ``hook_overhead_interval10_tmpfs`` writes to
-``/dev/shm``: the hook's own CPU cost without the disk.
+``/dev/shm``: the hook's own CPU cost without the disk. ``hook_cpu_overhead_*`` compare
+process CPU time (all threads, the background writer included) instead of wall time: on a
+machine shared with other work they are the steadier numbers.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 STEPS = 100
-REPEATS = 5
+REPEATS = 7
 BATCH = 256
 
 
@@ -35,7 +38,7 @@ def _model() -> Any:
     )
 
 
-def _time_steps(model: Any, hook: Any, steps: int) -> float:
+def _time_steps(model: Any, hook: Any, steps: int, cpu: list[float] | None = None) -> float:
     import torch
 
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -46,6 +49,7 @@ def _time_steps(model: Any, hook: Any, steps: int) -> float:
     x = torch.randn(BATCH, 256)
     y = torch.randint(0, 10, (BATCH,))
     t0 = time.perf_counter()
+    c0 = time.process_time()
     for _ in range(steps):
         opt.zero_grad()
         loss = loss_fn(model(x), y)
@@ -53,6 +57,8 @@ def _time_steps(model: Any, hook: Any, steps: int) -> float:
         opt.step()
     if hook is not None:
         hook.close()
+    if cpu is not None:
+        cpu.append((time.process_time() - c0) / steps)
     return (time.perf_counter() - t0) / steps
 
 
@@ -86,22 +92,30 @@ def run() -> dict[str, object]:
 
 def _measure() -> dict[str, object]:
     times: dict[str, list[float]] = {"base": [], "i10": [], "i1": [], "i10_shm": []}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as mem:
         _time_steps(_model(), None, 10)  # warm-up
         _time_steps(_model(), _hook(Path(tmp) / "warm", 1), 3)
         for r in range(REPEATS):
-            times["base"].append(_time_steps(_model(), None, STEPS))
-            times["i10"].append(_time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS))
-            times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2))
-            times["i10_shm"].append(_time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS))
+            times["base"].append(_time_steps(_model(), None, STEPS, cpu["base"]))
+            times["i10"].append(_time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"]))
+            times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2, cpu["i1"]))
+            times["i10_shm"].append(_time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS, cpu["i10_shm"]))
     med = {k: statistics.median(v) for k, v in times.items()}
-    b = med["base"]
+
+    def overhead(key: str, source: dict[str, list[float]] = times) -> float:
+        # median of per-repeat ratios: each hooked run is paired with the baseline run just
+        # before it, which cancels slow drifts in machine load
+        return round(statistics.median(t / b for t, b in zip(source[key], source["base"], strict=True)) - 1, 4)
+
     return {
-        "hook_overhead_interval10": round(med["i10"] / b - 1, 4),
-        "hook_overhead_interval1": round(med["i1"] / b - 1, 4),
-        "hook_overhead_interval10_tmpfs": round(med["i10_shm"] / b - 1, 4),
-        "hook_step_ms_baseline": round(b * 1000, 3),
+        "hook_overhead_interval10": overhead("i10"),
+        "hook_overhead_interval1": overhead("i1"),
+        "hook_overhead_interval10_tmpfs": overhead("i10_shm"),
+        "hook_cpu_overhead_interval10": overhead("i10", cpu),
+        "hook_cpu_overhead_interval1": overhead("i1", cpu),
+        "hook_step_ms_baseline": round(med["base"] * 1000, 3),
         "hook_step_ms_interval10": round(med["i10"] * 1000, 3),
         "hook_step_ms_interval1": round(med["i1"] * 1000, 3),
     }

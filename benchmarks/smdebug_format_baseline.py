@@ -1,7 +1,7 @@
 """smdebug 1.0.34's writer and reader on the reference §5 workload (run under .venv-smdebug).
 
 Usage: python smdebug_format_baseline.py WORKDIR STEPS TENSORS SIZE
-Prints one JSON line: {"write_s": ..., "create_trial_s": ..., "read_s": ...}.
+Prints one JSON line: {"write_s", "create_trial_s", "read_s", "write_cpu_s", "read_cpu_s"}.
 Not imported by the package or the tests; ``bench_format`` runs it in a subprocess.
 """
 
@@ -23,26 +23,27 @@ def main(workdir, steps, tensors, size):
     rng = np.random.default_rng(0)
     arrays = [rng.normal(size=size).astype(np.float32) for _ in range(tensors)]
     names = [f"layer{i}/weight" for i in range(tensors)]
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     for step in range(steps):
         w = FileWriter(trial_dir=workdir, step=step, worker="worker_0")
         for name, arr in zip(names, arrays):
             w.write_tensor(arr, name, mode=ModeKeys.TRAIN, mode_step=step)
         w.close()
-    write_s = time.perf_counter() - t0
+    write_s, write_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     os.makedirs(os.path.join(workdir, "collections", "000000000"), exist_ok=True)
     with open(os.path.join(workdir, "collections", "000000000", "worker_0_collections.json"), "w") as fh:
         json.dump({"collections": {}, "_meta": {"num_workers": 1}}, fh)
     open(os.path.join(workdir, "training_job_end.ts"), "w").close()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     trial = create_trial(workdir)
     t1 = time.perf_counter()
     objs = [trial.tensor(n) for n in trial.tensor_names()]
     for step in trial.steps():
         for t in objs:
             t.value(step)
-    t2 = time.perf_counter()
-    print(json.dumps({"write_s": write_s, "create_trial_s": t1 - t0, "read_s": t2 - t1}))
+    t2, read_cpu_s = time.perf_counter(), time.process_time() - c0
+    print(json.dumps({"write_s": write_s, "create_trial_s": t1 - t0, "read_s": t2 - t1,
+                      "write_cpu_s": write_cpu_s, "read_cpu_s": read_cpu_s}))
 
 
 if __name__ == "__main__":

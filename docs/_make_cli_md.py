@@ -1,17 +1,17 @@
 """Regenerate docs/cli.md from the real ``--help`` output: ``.venv/bin/python docs/_make_cli_md.py``.
 
+The help is formatted by the console script's own parser, as ``--help`` prints it in a
+terminal 100 columns wide.
+
 tests/docs/test_docs_cli.py checks that the page still matches the parser.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPT = Path(sys.executable).parent / "sagemaker-debugger-ext"
 WIDTH = "100"
 
 INTRO = """\
@@ -35,10 +35,38 @@ Put `--debug` before the command to see the traceback instead:
 
 # Hand-written notes and examples shown above each command's --help.
 NOTES = {
-    "demo": "Runs a small local training job with built-in rules and prints the rule statuses (`make demo`).",
-    "run": "Starts a local training job from a script, with built-in rules (`--rule NAME[:param=value,...]`) and hyperparameters (`--hyperparameter k=v`).",
-    "jobs": "Lists local jobs, describes one, shows its logs, stops it.",
-    "rules": "Lists the built-in rules with their parameters and defaults, and runs a rule on a trial path (local or `s3://`), as the rule container does.",
+    "demo": (
+        "Trains a small PyTorch model with a far too high learning rate as a local job, with three\n"
+        "built-in rules, shows a live progress display (steps saved, rules and their states) and\n"
+        "prints the rule summary. ExplodingTensor fires and its StopTraining action stops the job.\n"
+        "`make demo` runs it."
+    ),
+    "run": (
+        "Starts a local training job from a script, as SageMaker would run it (hyperparameters as\n"
+        "`--K V` arguments, `SM_*` variables, the Debugger hook configuration), with built-in rules\n"
+        "(`--rule NAME[:param=value,...]`) or custom ones, waits for it with a live display and prints\n"
+        "the rule summary.\n\n"
+        "```bash\n"
+        "sagemaker-debugger-ext run train.py --rule LossNotDecreasing:num_steps=3 --rule VanishingGradient \\\n"
+        "    -p epochs=2 -p lr=0.01 --save-interval 1\n"
+        "sagemaker-debugger-ext run train.py --custom-rule my_rules.py:LargeGradient:threshold=5 --no-wait\n"
+        "```"
+    ),
+    "jobs": (
+        "The local job store (`$SAGEMAKER_DEBUGGER_EXT_HOME`, default `~/.sagemaker-debugger-ext`):\n"
+        "`jobs list`, `jobs describe NAME` (the DescribeTrainingJob JSON, rule statuses included),\n"
+        "`jobs logs NAME [-f]`, `jobs stop NAME`."
+    ),
+    "rules": (
+        "`rules list` shows every built-in rule with its parameters and defaults; `rules run` evaluates\n"
+        "one rule against a trial path (a local folder or a real SageMaker job's `s3://` debug output)\n"
+        "the way the rule container does, and writes `rule-report.json` / `rule-report.md`.\n\n"
+        "```bash\n"
+        "sagemaker-debugger-ext rules list\n"
+        "sagemaker-debugger-ext rules run ./my-job/debug-output LossNotDecreasing --param num_steps=5\n"
+        "sagemaker-debugger-ext rules run s3://bucket/out/my-job/debug-output MyRule --source my_rule.py\n"
+        "```"
+    ),
     "trial": (
         "Summarises a trial path (a job's `debug-output` folder, a `file://` or `s3://` URI): the\n"
         "workers, the steps per mode, the collections, and every tensor with its shape and steps.\n"
@@ -52,15 +80,49 @@ NOTES = {
         "sagemaker-debugger-ext trial ./my-job/debug-output --plot Net_fc1.weight --reduction abs_mean\n"
         "```"
     ),
-    "report": "Writes the HTML report of a finished job: the rule summary, loss curves and the tensors the rules flagged, and the profiler report when the job was profiled.",
-    "request": "Prints the CreateTrainingJob request (JSON) of an estimator defined in a Python file, without submitting anything.",
+    "report": (
+        "For a local job: `job-report.html` (status, rule summary, loss curves, the tensors each rule\n"
+        "flagged with its findings) and, when the job was profiled, the profiler's\n"
+        "`profiler-report.html`; both self-contained (plots inlined). For a profiler folder: the\n"
+        "profiler report. See [reports](reports.md).\n\n"
+        "```bash\n"
+        "sagemaker-debugger-ext report my-job            # -> ./sagemaker-local-output/my-job/report/*.html\n"
+        "sagemaker-debugger-ext report ./my-job/profiler-output --param StepOutlier_stddev=2\n"
+        "```"
+    ),
+    "request": (
+        "Runs a Python file, takes its module-level estimator (`--var`, default `estimator`) and prints\n"
+        "the CreateTrainingJob request it would send, without submitting anything.\n\n"
+        "```bash\n"
+        "sagemaker-debugger-ext request my_estimator.py --job-name my-job > request.json\n"
+        "```"
+    ),
 }
 
 
+def _parser_for(*args: str):  # type: ignore[no-untyped-def]
+    import argparse
+
+    from sagemaker_debugger_ext.cli import build_parser
+
+    parser = build_parser()
+    for name in args:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser
+
+
 def _help(*args: str) -> str:
-    env = {**os.environ, "COLUMNS": WIDTH}
-    proc = subprocess.run([str(SCRIPT), *args, "--help"], capture_output=True, text=True, env=env, check=True)
-    return proc.stdout.rstrip()
+    """What ``sagemaker-debugger-ext ARGS --help`` prints in a terminal WIDTH columns wide."""
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = WIDTH
+    try:
+        return _parser_for(*args).format_help().rstrip()
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
 
 
 def subcommands() -> list[str]:
@@ -72,6 +134,18 @@ def subcommands() -> list[str]:
     return list(action.choices)
 
 
+def actions(name: str) -> list[str]:
+    """The sub-actions of a subcommand (``jobs list``, ...), if it has any."""
+    import argparse
+
+    from sagemaker_debugger_ext.cli import build_parser
+
+    parser = build_parser()
+    command = next(a for a in parser._actions if a.dest == "command").choices[name]
+    sub = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(sub[0].choices) if sub else []
+
+
 def render() -> str:
     """The whole page."""
     parts = [INTRO, "## Overview\n", f"```text\n{_help()}\n```\n"]
@@ -80,6 +154,9 @@ def render() -> str:
         if name in NOTES:
             parts.append(NOTES[name] + "\n")
         parts.append(f"```text\n{_help(name)}\n```\n")
+        for action in actions(name):
+            parts.append(f"### `{name} {action}`\n")
+            parts.append(f"```text\n{_help(name, action)}\n```\n")
     return "\n".join(parts)
 
 

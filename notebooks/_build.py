@@ -317,9 +317,18 @@ NOTEBOOKS = {
 }
 
 
+QUIET = new_code_cell(
+    "# Keep the SageMaker SDK v2's deprecation notice and config INFO lines out of the outputs.\n"
+    "import logging\n"
+    "import os\n\n"
+    "os.environ[\"SAGEMAKER_SUPPRESS_V2_WARNING\"] = \"1\"\n"
+    "logging.getLogger(\"sagemaker.config\").setLevel(logging.WARNING)"
+)
+
+
 def main() -> None:
     for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(cells=cells)
+        nb = new_notebook(cells=[cells[0], QUIET, *cells[1:]])
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
         nb.metadata["language_info"] = {"name": "python"}
         for i, cell in enumerate(nb.cells):

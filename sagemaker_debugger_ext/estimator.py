@@ -17,6 +17,7 @@ import attrs
 import sagemaker.estimator as _sdk_estimator
 from sagemaker.estimator import _TrainingJob
 from sagemaker.utils import name_from_base
+from sagemaker.workflow.pipeline_context import runnable_by_pipeline
 
 from . import request as _request
 from ._estimator_support import (
@@ -152,6 +153,7 @@ class Estimator(_sdk_estimator.Estimator):
         _request.validate_create_training_job(request, allow_local_uris=bool(clone.sagemaker_session.local_mode))
         return request
 
+    @runnable_by_pipeline
     def fit(
         self,
         inputs: Any = None,
@@ -205,7 +207,10 @@ class Estimator(_sdk_estimator.Estimator):
     # --- attach ------------------------------------------------------------------------
     @classmethod
     def _prepare_init_params_from_job_description(cls, job_details: dict[str, Any], model_channel_name: Any = None) -> dict[str, Any]:
-        params = super()._prepare_init_params_from_job_description(job_details, model_channel_name)
+        details = dict(job_details)
+        # Tolerate descriptions without OutputDataConfig.KmsKeyId (moto, some local clients).
+        details["OutputDataConfig"] = {"KmsKeyId": None, **job_details.get("OutputDataConfig", {})}
+        params = super()._prepare_init_params_from_job_description(details, model_channel_name)
         params.update(configs_from_description(job_details))
         return params
 

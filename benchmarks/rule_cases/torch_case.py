@@ -20,7 +20,7 @@ import sagemaker_debugger_ext.pytorch as smd
 
 def _args() -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    p.add_argument("--scenario", default="mlp", choices=["mlp", "tanh", "cls", "image", "nlp", "overfit"])
+    p.add_argument("--scenario", default="mlp", choices=["mlp", "cls", "image", "nlp", "overfit"])
     p.add_argument("--fault", default="none")
     p.add_argument("--onset", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
@@ -31,17 +31,19 @@ def _args() -> argparse.Namespace:
 
 
 class Net(nn.Module):
-    def __init__(self, n_in: int, hidden: int, n_out: int, act: type[nn.Module] = nn.ReLU) -> None:
+    """Two ReLU layers, then optionally a tanh layer (``tanh=True``)."""
+
+    def __init__(self, n_in: int, hidden: int, n_out: int, tanh: bool = False) -> None:
         super().__init__()
         self.fc1 = nn.Linear(n_in, hidden)
-        self.act1 = act()
+        self.act1 = nn.ReLU()
         self.fc2 = nn.Linear(hidden, hidden)
-        self.act2 = act()
-        self.fc3 = nn.Linear(hidden, n_out)
+        self.act2 = nn.ReLU()
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_out)) if tanh else nn.Linear(hidden, n_out)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.reshape(x.shape[0], -1)
-        return self.fc3(self.act2(self.fc2(self.act1(self.fc1(x)))))
+        return self.head(self.act2(self.fc2(self.act1(self.fc1(x)))))
 
 
 class SeqNet(nn.Module):
@@ -78,9 +80,8 @@ def main() -> None:
     hook.register_loss(loss_fn)
     fault, onset = args.fault, args.onset
 
-    if args.scenario in ("mlp", "tanh"):
-        act = nn.Tanh if args.scenario == "tanh" else nn.ReLU
-        model = Net(10, 32, 2, act)
+    if args.scenario == "mlp":
+        model = Net(10, 32, 2, tanh=True)
         _he_init(model)
         if fault == "badinit":
             nn.init.normal_(model.fc2.weight, std=1e-3)
@@ -98,7 +99,7 @@ def main() -> None:
                     if fault == "dead":
                         model.fc1.bias.fill_(-1e3)
                     elif fault == "scale":
-                        model.fc1.weight.mul_(1000.0 if args.scenario == "tanh" else 100.0)
+                        model.fc1.weight.mul_(1000.0)
                 if fault == "nan":
                     x[0, 0] = float("nan")
                 if fault == "stall":

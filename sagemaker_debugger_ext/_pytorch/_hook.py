@@ -23,7 +23,7 @@ from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, CollectionKeys
 from ..hooks._hook import BaseHook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
-from ._naming import module_names, parameter_names, unwrap
+from ._naming import module_names, parameter_names
 
 __all__ = ["Hook", "current_hook"]
 
@@ -115,7 +115,6 @@ class Hook(BaseHook):
         module.register_forward_pre_hook(self._forward_pre_hook)
         if self._metrics is not None:
             module.register_forward_hook(self._forward_end)
-        self._top = unwrap(module)
 
     register_hook = register_module  # smdebug's zero-code-change patches call this name
 

@@ -9,6 +9,7 @@ steps saved and the rule states; the job ends with a rule summary table.
 from __future__ import annotations
 
 import argparse
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.live import Live
 
     from ..estimator import Estimator
+
+    # Offline, SDK v2 logs a traceback when its telemetry request fails; the CLI hides it.
+    logging.getLogger("sagemaker.telemetry.telemetry_logging").setLevel(logging.CRITICAL)
     from ._local_view import print_summary
     from ._run import LOCAL_ROLE
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 from .._exceptions import ConfigValueError, field_error_message
@@ -51,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     """Start (and by default follow) the job; exit 0 when it Completed or was Stopped by a rule."""
     from ..config import DebuggerHookConfig
     from ..estimator import Estimator
+
+    # Offline, SDK v2 logs a traceback when its telemetry request fails; the CLI hides it.
+    logging.getLogger("sagemaker.telemetry.telemetry_logging").setLevel(logging.CRITICAL)
     from ._local_rules import builtin_rule, custom_rule
     from ._local_view import print_summary
 

@@ -124,7 +124,7 @@ class Rule(RuleBase):
     collection_configs: list[CollectionConfig] = attrs.field(
         default=None, converter=_collections, alias="collections_to_save"
     )
-    actions: Any = attrs.field(default=None)
+    actions: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _action_key(a) == _action_key(b)))
 
     def __attrs_post_init__(self) -> None:
         check_actions("actions", self.actions)
@@ -218,6 +218,16 @@ class Rule(RuleBase):
     def to_debugger_rule_config_dict(self) -> dict[str, Any]:
         """Return this rule's ``DebugRuleConfiguration`` as the SDK builds it (no defaults applied)."""
         return _rule_dict(self, stringify=False)
+
+
+def _action_key(actions: Any) -> Any:
+    """Comparable form of an Action/ActionList (the SDK's action classes define no equality)."""
+    if actions is None:
+        return None
+    if hasattr(actions, "actions"):
+        return tuple(_action_key(a) for a in actions.actions)
+    params = getattr(actions, "action_parameters", None)
+    return (type(actions).__name__, tuple(sorted((params or {}).items())), getattr(actions, "use_default_training_job_prefix", None))
 
 
 def _builtin_name(base_config: Any) -> str:

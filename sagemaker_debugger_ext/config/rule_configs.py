@@ -44,7 +44,7 @@ class Email(_src.Email):
     """Send an email (through SNS) when the rule fires."""
 
     def __init__(self, email_address: str) -> None:
-        _check("Email.email_address", email_address, _EMAIL_RE, "a lower-case address like name@domain.com")
+        _check("Email.email_address", email_address, _EMAIL_RE, "an address of lower-case letters and digits, then @domain.tld (e.g. name@example.com)")
         super().__init__(email_address)
 
 

@@ -124,6 +124,7 @@ class BaseHook:
         self._metrics = FrameworkMetrics.create(self.context)
         self._step_started: float | None = None
         self._step_open = False
+        self._step_mode, self._step_mode_step = self.mode, -1
         self._atexit: Any = None
         self._background = BackgroundWriter() if background_writes else None
 
@@ -237,6 +238,7 @@ class BaseHook:
         if self.mode != ModeKeys.GLOBAL:
             self.mode_steps[ModeKeys.GLOBAL] = self.step
         self._due = self._compute_due()
+        self._step_mode, self._step_mode_step = self.mode, self.mode_steps[self.mode]
         self._step_started = now
         self._step_open = True
 
@@ -246,8 +248,8 @@ class BaseHook:
                 self.out_dir,
                 worker=self.worker,
                 step=self.step,
-                mode=self.mode,
-                mode_step=self.mode_steps[self.mode],
+                mode=self._step_mode,
+                mode_step=self._step_mode_step,
                 tensorboard=self._tb,
             )
         return self._output
@@ -257,7 +259,8 @@ class BaseHook:
             return
         self._step_open = False
         if self._metrics is not None and self._step_started is not None:
-            self._metrics.record(f"Step:ModeKeys.{self.mode.name}", self._step_started, time.time(), self.mode_steps[self.mode], self.mode)
+            mode = self._step_mode
+            self._metrics.record(f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), self._step_mode_step, mode)
         if self._writes:
             self._flush_pending()
             for name, array in self._scalars:
@@ -273,7 +276,7 @@ class BaseHook:
     def _flush_pending(self) -> None:
         if not self._pending:
             return
-        mode, step = self.mode, self.mode_steps[self.mode]
+        mode, step = self._step_mode, self._step_mode_step
         for name, (array, dtype, targets) in list(self._pending.items()):
             explicit = [self.get_collection(t) for t in targets]
             due = [c for c in explicit if c.save_config.should_save_step(mode, step)]  # type: ignore[union-attr]

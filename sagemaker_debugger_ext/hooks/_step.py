@@ -1,13 +1,13 @@
 """What one saved step writes: raw tensors, reductions, shapes, TensorBoard points.
 
-``StepOutput`` owns the format's ``StepWriter`` of one (global step, worker), opened on the
-first write, and the TensorBoard points of that step; ``close()`` writes the files.
+``StepOutput`` collects one (global step, worker)'s records as private array copies (one
+``memcpy`` each on the training thread) plus the step's TensorBoard points; ``close()`` hands
+the encoding and the files to the background writer (or does them in place).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,9 +17,6 @@ from ._background import BackgroundWriter
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
 from ._reduction_config import compute_reduction, reduction_tensor_name
-
-if TYPE_CHECKING:
-    from ..format import StepWriter
 
 __all__ = ["StepOutput"]
 
@@ -43,22 +40,29 @@ class StepOutput:
         self._out_dir = out_dir
         self._worker = worker
         self._tb = tensorboard
-        self._writer: StepWriter | None = None
-        self.wrote = False
+        self._records: list[tuple[str, np.ndarray, str | None]] = []
+        self._shapes: list[tuple[str, tuple[int, ...]]] = []
 
-    def _w(self) -> StepWriter:
-        if self._writer is None:
-            from ..format import StepWriter
-
-            self._writer = StepWriter(
-                self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step
-            )
-        return self._writer
+    @property
+    def wrote(self) -> bool:
+        """Whether this step has anything to write."""
+        return bool(self._records or self._shapes)
 
     def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None) -> None:
-        """Write one tensor as is."""
-        self._w().write_tensor(name, array, dtype=dtype)
-        self.wrote = True
+        """Write one tensor as is (copied now: the caller's tensor may change afterwards)."""
+        self._records.append((name, np.array(array, copy=True), dtype))
+
+    def _write_files(self) -> None:
+        from ..format import StepWriter
+
+        writer = StepWriter(
+            self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step
+        )
+        for name, array, dtype in self._records:
+            writer.write_tensor(name, array, dtype=dtype)
+        for name, shape in self._shapes:
+            writer.write_shape(name, shape)
+        writer.close()
 
     def write_scalar(self, name: str, array: np.ndarray) -> None:
         """A ``save_scalar`` value: raw record plus a TensorBoard scalar."""
@@ -91,8 +95,7 @@ class StepOutput:
         if raw:
             self.write_raw(name, array, dtype)
         if shape:
-            self._w().write_shape(name, tuple(array.shape))
-            self.wrote = True
+            self._shapes.append((name, tuple(array.shape)))
         if self._tb is not None:
             self._tensorboard(name, values, colls)
 
@@ -107,13 +110,12 @@ class StepOutput:
 
     def close(self, background: BackgroundWriter | None = None) -> bool:
         """Write the files (on ``background`` when given); returns whether anything was written."""
-        if self._writer is not None:
-            close = self._writer.close
+        wrote = self.wrote
+        if wrote:
             if background is not None:
-                background.submit(close)
+                background.submit(self._write_files)
             else:
-                close()
-            self._writer = None
+                self._write_files()
         if self._tb is not None:
             self._tb.flush()
-        return self.wrote
+        return wrote

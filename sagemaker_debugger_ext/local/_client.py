@@ -40,7 +40,7 @@ class LocalTrainingClient:
         region: region used in ARNs and passed to rule actions.
         environ: environment given to the job's processes (default: this process's).
         settings: supervisor tuning (``PollSeconds``, ``StopGraceSeconds``,
-            ``RuleWaitSeconds``, ``SyncIntervalSeconds``, ``DebugRuleModule``,
+            ``RuleWaitSeconds``, ``SyncIntervalSeconds``, ``RulePollSeconds``, ``DebugRuleModule``,
             ``ProfilerRuleModule``, ``StartMonitor``; ``Inline``: run the supervisor in
             this process, blocking, so in-process fakes such as moto's ``mock_aws`` see
             its S3 calls).

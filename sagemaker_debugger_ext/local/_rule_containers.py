@@ -99,7 +99,15 @@ def rule_specs(
 class RuleContainer:
     """A running rule process and its latest reported status."""
 
-    def __init__(self, spec: RuleSpec, job: JobPaths, *, env: Mapping[str, str], use_stop_file: bool = True) -> None:
+    def __init__(
+        self,
+        spec: RuleSpec,
+        job: JobPaths,
+        *,
+        env: Mapping[str, str],
+        use_stop_file: bool = True,
+        poll_interval_s: float | None = None,
+    ) -> None:
         self.spec = spec
         self.dir = job.rule_dir(spec.name)
         self.output_dir = self.dir / "output"
@@ -137,6 +145,8 @@ class RuleContainer:
         ]
         if use_stop_file:
             argv += ["--stop-file", str(job.stop_file)]
+        if poll_interval_s is not None and spec.module == DEBUG_RULE_MODULE:
+            argv += ["--poll-interval", str(poll_interval_s)]
         self.process = ChildProcess(f"rule:{spec.name}", argv, env=env, cwd=self.dir, log_path=self.log_path)
 
     def _set(self, status: str, details: str | None = None) -> None:

@@ -76,9 +76,10 @@ class LocalSession(_SdkLocalSession):
         job_store: where jobs are kept (default ``$SAGEMAKER_DEBUGGER_EXT_HOME`` or
             ``~/.sagemaker-debugger-ext``).
         settings: supervisor tuning, see :class:`LocalTrainingClient`.
-        telemetry: keep the SDK's telemetry calls (off by default: local jobs make no
-            network calls unless the job itself does; an explicit ``TelemetryOptOut`` in the
-            SDK config wins).
+        telemetry_opt_out: add ``SageMaker.PythonSDK.Modules.TelemetryOptOut: true`` to the
+            SDK config, so ``fit()`` makes no telemetry request. Off by default: any
+            non-empty SDK config makes the SDK validate it against its JSON schema at each
+            of the ~20 config look-ups of ``fit()`` (seconds).
 
     .. versionadded:: 0.1.0
     """
@@ -94,9 +95,9 @@ class LocalSession(_SdkLocalSession):
         *,
         job_store: str | Path | None = None,
         settings: dict[str, Any] | None = None,
-        telemetry: bool = False,
+        telemetry_opt_out: bool = False,
     ) -> None:
-        self._keep_telemetry = telemetry
+        self._telemetry_opt_out = telemetry_opt_out
         self._job_store = JobStore(Path(job_store)) if job_store is not None else JobStore.from_environ()
         self._settings = dict(settings or {})
         if boto_session is None:
@@ -118,7 +119,7 @@ class LocalSession(_SdkLocalSession):
             self._job_store, region=self._region_name, settings=self._settings
         )
         self.sagemaker_client = LocalSagemakerClient(self, training=self.training_client)
-        if not self._keep_telemetry:
+        if self._telemetry_opt_out:
             sm_config = copy.deepcopy(dict(self.sagemaker_config or {}))
             sm_config.setdefault("SchemaVersion", "1.0")
             modules = sm_config.setdefault("SageMaker", {}).setdefault("PythonSDK", {}).setdefault("Modules", {})

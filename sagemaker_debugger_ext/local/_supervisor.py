@@ -138,7 +138,8 @@ class Supervisor:
         env = {**self.environ, "PYTHONUNBUFFERED": "1"}
         region = str(self.launch.get("Region") or "us-east-1")
         for rs in rule_specs(self.request, self.paths, output_path=spec.output_path, region=region, modules=modules):
-            self.rules.append(RuleContainer(rs, self.paths, env=env))
+            poll = float(self.launch.get("RulePollSeconds", 0.1))
+            self.rules.append(RuleContainer(rs, self.paths, env=env, poll_interval_s=poll))
         if profiler_enabled(self.request) and self.launch.get("StartMonitor", True):
             interval = int(self.request["ProfilerConfig"].get("ProfilingIntervalInMilliseconds") or 500)
             argv = [

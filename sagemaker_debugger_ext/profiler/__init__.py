@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._config import ProfilerSettings, read_profiler_config
+from ._config import ProfilerSettings, read_profiler_config, update_profiler_config_file
 from ._events import FrameworkEvent, SystemEvent
 from ._framework_writer import FrameworkMetricsWriter
 from ._system_writer import SystemMetricsWriter
@@ -23,6 +23,7 @@ __all__ = [
     "create_profiler_trial",
     "read_profiler_config",
     "render_profiler_report",
+    "update_profiler_config_file",
 ]
 
 

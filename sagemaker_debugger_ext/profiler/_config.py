@@ -9,6 +9,8 @@ smdebug's test shape (``{"ProfilingParameters": {"ProfilerEnabled": true, ...}}`
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ __all__ = [
     "ProfilerSettings",
     "parse_profiler_config",
     "read_profiler_config",
+    "update_profiler_config_file",
 ]
 
 DEFAULT_INTERVAL_MS = 500
@@ -121,3 +124,49 @@ def read_profiler_config(path: str | Path) -> ProfilerSettings:
         msg = f"profiler config {str(path)!r} is not valid JSON: {exc}"
         raise ProfilerError(msg) from exc
     return parse_profiler_config(data, source=f"profiler config {str(path)!r}")
+
+
+def update_profiler_config_file(path: str | Path, update: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply an UpdateTrainingJob ``ProfilerConfig`` to a job's ``profilerconfig.json``, atomically.
+
+    ``DisableProfiler`` and ``ProfilingIntervalInMilliseconds`` replace the file's values;
+    ``ProfilingParameters`` entries are merged, but ``LocalPath`` and ``ProfilerEnabled`` are
+    kept (and ``ProfilerEnabled`` follows ``DisableProfiler``); ``S3OutputPath`` is replaced.
+    A running monitor started with ``--config-file`` picks the change up at its next sample.
+
+    Args:
+        path: the job's ``profilerconfig.json`` (created when missing).
+        update: the request's ``ProfilerConfig`` (``ProfilerConfigForUpdate``) dict.
+
+    Returns:
+        The new file content.
+
+    Raises:
+        ProfilerError: the existing file is not valid JSON, or ``update`` is not a mapping.
+    """
+    if not isinstance(update, Mapping):
+        raise ProfilerError(field_error_message("ProfilerConfig", "a mapping", update))
+    target = Path(path)
+    current: dict[str, Any] = {}
+    if target.exists():
+        try:
+            current = json.loads(target.read_text(encoding="utf-8") or "{}")
+        except json.JSONDecodeError as exc:
+            msg = f"profiler config {str(path)!r} is not valid JSON: {exc}"
+            raise ProfilerError(msg) from exc
+    new = dict(current)
+    for key in ("DisableProfiler", "ProfilingIntervalInMilliseconds", "S3OutputPath"):
+        if key in update:
+            new[key] = update[key]
+    params = dict(current.get("ProfilingParameters") or {})
+    if "ProfilingParameters" in update:
+        kept = {k: v for k, v in params.items() if k in ("LocalPath", "ProfilerEnabled")}
+        params = {**dict(update["ProfilingParameters"] or {}), **kept}
+    if params or "ProfilingParameters" in current:
+        params["ProfilerEnabled"] = not _to_bool(new.get("DisableProfiler", False))
+        new["ProfilingParameters"] = params
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(new, indent=2, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, target)
+    return new

@@ -14,15 +14,35 @@ from ._job_report import (
     rule_output_uri,
     write_job_report,
 )
-from ._local_job import JOB_REPORT_FILE, describe_local_job, profiler_output_dir, write_local_job_reports
-from ._plots import REDUCTIONS, figure_png, plot_series, plot_tensor, reduce_value, save_tensor_plot, tensor_series
+from ._local_job import (
+    JOB_REPORT_FILE,
+    describe_local_job,
+    profiler_output_dir,
+    write_local_job_reports,
+)
+from ._plots import (
+    REDUCTIONS,
+    figure_png,
+    plot_series,
+    plot_tensor,
+    reduce_value,
+    save_tensor_plot,
+    tensor_series,
+)
 from ._rule_summary import RuleRow, RuleSummary, rule_summary
-from ._summary import ModeSteps, TensorRow, TrialSummary, format_steps, open_trial, summarize_trial
+from ._summary import (
+    ModeSteps,
+    TensorRow,
+    TrialSummary,
+    format_steps,
+    open_trial,
+    summarize_trial,
+)
 
 __all__ = [
     "JOB_REPORT_FILE",
-    "ModeSteps",
     "REDUCTIONS",
+    "ModeSteps",
     "RuleRow",
     "RuleSummary",
     "TensorRow",

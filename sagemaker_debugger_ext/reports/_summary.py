@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,7 @@ def format_steps(steps: tuple[int, ...] | list[int]) -> str:
         return "-"
     if len(steps) <= 3:
         return ", ".join(map(str, steps))
-    gaps = {b - a for a, b in zip(steps, steps[1:])}
+    gaps = {b - a for a, b in itertools.pairwise(steps)}
     if len(gaps) == 1:
         gap = gaps.pop()
         return f"{steps[0]}..{steps[-1]}" + (f" every {gap}" if gap != 1 else "")
@@ -98,7 +99,7 @@ def _has_collections(path: str) -> bool:
             return next(iter(open_storage(path).list("collections/")), None) is not None
         except StorageNotFoundError:
             return False
-    local = Path(path[len("file://") :] if path.startswith("file://") else path)
+    local = Path(path.removeprefix("file://"))
     coll = local / "collections"
     return coll.is_dir() and any(coll.rglob("*collections.json"))
 
@@ -123,7 +124,7 @@ def open_trial(path: str | Path) -> Any:
         raise StorageNotFoundError(msg, uri=text)
     from ..trials import create_trial
 
-    uri = text[len("file://") :] if text.startswith("file://") else text
+    uri = text.removeprefix("file://")
     return create_trial(uri)
 
 

@@ -29,9 +29,9 @@ from ._runner import RunOutcome, RunRequest, run_rule
 from .builtin import BUILTIN_RULES
 
 __all__ = [
+    "BUILTIN_RULES",
     "ActionSpec",
     "Actions",
-    "BUILTIN_RULES",
     "EvaluationStatus",
     "Finding",
     "InsufficientInformationForRuleInvocation",

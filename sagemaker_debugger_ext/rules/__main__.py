@@ -51,7 +51,7 @@ def _read_parameters(path: str | None) -> dict[str, str]:
     data = json.loads(Path(path).read_text())
     if not isinstance(data, dict):
         msg = f"'--rule-parameters-file' must hold a JSON object (got {type(data).__name__})"
-        raise ValueError(msg)
+        raise TypeError(msg)
     return {str(k): "" if v is None else str(v) for k, v in data.items()}
 
 
@@ -66,14 +66,14 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     try:
         params = _read_parameters(args.rule_parameters_file)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError) as exc:
         if args.status_file:
             write_status(args.status_file, EvaluationStatus.ERROR, f"{type(exc).__name__}: {exc}")
         print(f"error: {exc}", file=sys.stderr)
         return 1
     split = split_parameters(args.rule_name, params)
     if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
-        cmd = [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", *argv]
+        cmd = [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run", *argv]
         return subprocess.call(cmd)
     req = RunRequest(
         trial_path=args.trial_path,

@@ -27,7 +27,7 @@ import attrs
 
 from .._exceptions import RuleParameterError, field_error_message
 
-__all__ = ["ActionSpec", "Actions", "parse_action_json", "SNS_TOPIC_NAME"]
+__all__ = ["SNS_TOPIC_NAME", "ActionSpec", "Actions", "parse_action_json"]
 
 _log = logging.getLogger(__name__)
 

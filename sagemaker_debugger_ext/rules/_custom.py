@@ -15,7 +15,7 @@ from typing import Any
 from .._exceptions import RuleNotFoundError, RuleParameterError
 from ._rule import Rule
 
-__all__ = ["instantiate_rule", "load_rule_class", "fetch_source"]
+__all__ = ["fetch_source", "instantiate_rule", "load_rule_class"]
 
 
 def fetch_source(source: str, work_dir: Path) -> Path:
@@ -28,7 +28,7 @@ def fetch_source(source: str, work_dir: Path) -> Path:
         target = work_dir / (Path(name).name or "custom_rule.py")
         target.write_bytes(data)
         return target
-    path = Path(source[len("file://") :] if source.startswith("file://") else source).expanduser()
+    path = Path(source.removeprefix("file://")).expanduser()
     if not path.is_file():
         msg = f"'source_s3_uri' must point at a Python file (got {source!r}: no such file)"
         raise RuleNotFoundError(msg)

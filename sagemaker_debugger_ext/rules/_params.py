@@ -66,13 +66,13 @@ def to_str_list(value: object) -> list[str]:
     elif isinstance(value, Sequence):
         parts = [str(v) for v in value]
     else:
-        raise ValueError("a list of strings or a comma-separated string")
+        raise TypeError("a list of strings or a comma-separated string")
     return [p.strip() for p in parts if p.strip()]
 
 
 def _to_float(value: object) -> float:
     if isinstance(value, bool):
-        raise ValueError("a number")
+        raise TypeError("a number")
     out = float(value)  # type: ignore[arg-type]
     if math.isnan(out):
         raise ValueError("a number")
@@ -81,7 +81,7 @@ def _to_float(value: object) -> float:
 
 def _to_int(value: object) -> int:
     if isinstance(value, bool):
-        raise ValueError("an integer")
+        raise TypeError("an integer")
     if isinstance(value, str):
         value = value.strip()
         try:

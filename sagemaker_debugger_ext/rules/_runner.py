@@ -95,7 +95,7 @@ class SplitParameters:
 def split_parameters(rule_name: str, parameters: Mapping[str, str]) -> SplitParameters:
     """Separate ``rule_to_invoke``, ``source_s3_uri``, ``action_json`` and ``other_trial_<i>``."""
     params = {str(k): "" if v is None else str(v) for k, v in parameters.items()}
-    others = sorted(((int(m.group(1)), params.pop(k)) for k in list(params) if (m := _OTHER_TRIAL.match(k))))
+    others = sorted((int(m.group(1)), params.pop(k)) for k in list(params) if (m := _OTHER_TRIAL.match(k)))
     return SplitParameters(
         rule_to_invoke=params.pop("rule_to_invoke", "") or rule_name,
         source=params.pop("source_s3_uri", None) or None,
@@ -138,8 +138,8 @@ def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list
     if split.source:
         from ._custom import instantiate_rule, load_rule_class
 
-        cls = load_rule_class(split.source, split.rule_to_invoke)
-        return instantiate_rule(cls, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
+        custom = load_rule_class(split.source, split.rule_to_invoke)
+        return instantiate_rule(custom, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
     cls = BUILTIN_RULES.get(split.rule_to_invoke)
     if cls is None:
         msg = (

@@ -84,7 +84,7 @@ class TrialLoader:
                 break
             if ended:
                 msg = (f"training has ended but {have} of {max(self.num_workers, 1)} collections files "
-                       f"exist under {self.path}collections/")  # fmt: skip
+                       f"exist under {self.path.rstrip('/')}/collections/")  # fmt: skip
                 raise MissingCollectionFiles(msg)
             remaining = deadline - self._clock()
             if remaining <= 0:

@@ -89,3 +89,27 @@ def test_trial_bad_tensor_and_reduction(cli, expect_error, smdebug_runs, tmp_pat
     assert bad.returncode == 2
     assert "median" in bad.stderr and "Traceback" not in bad.stderr
     expect_error(cli("trial", run, "--out", str(tmp_path / "y.png")), "--out")
+
+
+def test_trial_summary_and_plot_from_s3(cli, smdebug_runs, moto_server, tmp_path):
+    """An s3:// trial (moto's real S3 server) gives the same summary and a plot."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=moto_server, region_name="us-west-2")
+    bucket = "cli-trial-s3"
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    root = smdebug_runs / "sample_run"
+    for path in root.rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, f"job/debug-output/{path.relative_to(root)}")
+    env = {"AWS_ENDPOINT_URL": moto_server}
+    uri = f"s3://{bucket}/job/debug-output"
+    proc = cli("trial", uri, "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert {m["mode"]: m["steps"] for m in summary["modes"]} == {"TRAIN": [0, 1, 2, 3, 4, 5], "EVAL": [0, 1]}
+    plot = cli("trial", uri, "--plot", "CrossEntropyLoss_output_0", "--out", str(tmp_path / "s3.png"), env=env)
+    assert plot.returncode == 0, plot.stderr
+    assert _png_size(tmp_path / "s3.png")[0] > 100
+    missing = cli("trial", f"s3://{bucket}/nothing-here", env=env)
+    assert missing.returncode == 2 and "nothing-here" in missing.stderr and "Traceback" not in missing.stderr

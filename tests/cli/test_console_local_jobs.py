@@ -79,6 +79,9 @@ def test_report_of_job_and_trial_of_its_output(cli, store, finished_job, tmp_pat
     assert str(tmp_path / "r" / "job-report.html") in proc.stdout
     assert "LossNotDecreasing" in page and "CrossEntropyLoss_output_0" in page
     assert page.count("data:image/png;base64,") >= 2
+    described = json.loads(cli("jobs", "describe", JOB, env=store).stdout)
+    profiled = str((described.get("ProfilerConfig") or {}).get("DisableProfiler", "false")).lower() != "true"
+    assert (tmp_path / "r" / "profiler-report.html").exists() == profiled
     summary = cli("trial", str(work / "out" / JOB / "debug-output"), "--json")
     assert summary.returncode == 0, summary.stderr
     modes = {m["mode"]: m["steps"] for m in json.loads(summary.stdout)["modes"]}

@@ -30,7 +30,7 @@ BAD_INPUTS: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ("rule_to_invoke_on_builtin", lambda: sdx.Rule.sagemaker(rc.vanishing_gradient(), rule_parameters={"rule_to_invoke": "X"}), ConfigStateError, "rule_to_invoke"),
     ("actions_wrong_type", lambda: sdx.Rule.sagemaker(rc.vanishing_gradient(), actions="stop"), ConfigStateError, "'actions'"),
     ("email_invalid", lambda: rc.Email("Not An Email"), ConfigValueError, "Email.email_address"),
-    ("email_upper_case", lambda: rc.Email("ABC@abc.com"), ConfigValueError, "lower-case"),
+    ("email_upper_case", lambda: rc.Email("ABC@abc.com"), ConfigValueError, "lower-case letters"),
     ("phone_invalid", lambda: rc.SMS("12345"), ConfigValueError, "SMS.phone_number"),
     ("prefix_invalid", lambda: rc.StopTraining("bad prefix!"), ConfigValueError, "StopTraining.training_job_prefix"),
     ("action_list_non_action", lambda: rc.ActionList(rc.StopTraining(), "email"), ConfigTypeError, "ActionList.actions[1]"),

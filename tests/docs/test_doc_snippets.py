@@ -1,6 +1,6 @@
 """Python snippets marked ``<!-- test -->`` in README.md and docs/*.md run as written.
 
-Mark a snippet by putting ``<!-- test -->`` on the line just before its ```python fence.
+Mark a snippet by putting ``<!-- test -->`` at the start of the line just before its ```python fence.
 Each snippet runs in a fresh interpreter, in a temporary folder that holds a copy of
 notebooks/scripts (so ``source_dir="scripts"`` works); snippets of one page share nothing.
 """
@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-_SNIPPET = re.compile(r"<!-- test -->\s*\n```python\n(.*?)```", re.S)
+_SNIPPET = re.compile(r"^<!-- test -->[ \t]*\n```python\n(.*?)```", re.DOTALL | re.MULTILINE)
+_MARKER = re.compile(r"^<!-- test -->", re.MULTILINE)
 
 
 def _snippets() -> list[tuple[str, str]]:
@@ -38,7 +39,7 @@ def test_snippet_marker_syntax():
     for page in PAGES:
         if page.exists():
             text = page.read_text()
-            assert text.count("<!-- test -->") == len(_SNIPPET.findall(text)), page
+            assert len(_MARKER.findall(text)) == len(_SNIPPET.findall(text)), page
 
 
 @pytest.mark.slow

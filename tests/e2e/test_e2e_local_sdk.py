@@ -132,20 +132,23 @@ def test_our_estimator_in_process_moto(tmp_path: Path) -> None:
         assert "base/inproc-job/output/model.tar.gz" in keys
 
 
-def test_our_estimator_default_output_and_custom_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """instance_type='local' builds LocalSession; default file:// output; custom rules run, a broken one is Error."""
-    from sagemaker_debugger_ext import Estimator, Rule
+def test_our_estimator_default_output_and_custom_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moto_server: str
+) -> None:
+    """instance_type='local' builds LocalSession; default file:// output; custom rules run (Email via SNS), a broken one is Error."""
+    from sagemaker_debugger_ext import Estimator, Rule, rule_configs
     from sagemaker_debugger_ext.local import LocalSession
     from sagemaker_debugger_ext.trials import create_trial
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     est = Estimator(
         image_uri="local-image", role=ROLE, instance_count=1, instance_type="local",
         entry_point=str(SCRIPTS / "train_steps.py"), hyperparameters={"steps": 3},
         rules=[
             Rule.custom(name="LossAbove", image_uri="local", instance_type="ml.m5.xlarge", volume_size_in_gb=1,
                         source=str(RULES / "loss_rules.py"), rule_to_invoke="LossAbove",
-                        rule_parameters={"threshold": "0.9"}),
+                        rule_parameters={"threshold": "0.9"}, actions=rule_configs.Email("someone@example.com")),
             Rule.custom(name="Broken", image_uri="local", instance_type="ml.m5.xlarge", volume_size_in_gb=1,
                         source=str(RULES / "broken_rule.py"), rule_to_invoke="Broken"),
         ],
@@ -162,6 +165,12 @@ def test_our_estimator_default_output_and_custom_rules(tmp_path: Path, monkeypat
     assert statuses["Broken"]["RuleEvaluationStatus"] == "Error"
     assert "SyntaxError" in statuses["Broken"]["StatusDetails"]
     assert response_problems("DescribeTrainingJob", desc) == []
+    sns = boto3.client("sns")
+    topic = next(t["TopicArn"] for t in sns.list_topics()["Topics"] if t["TopicArn"].endswith(":SMDebugRules"))
+    endpoints = {(x["Protocol"], x["Endpoint"]) for x in sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]}
+    assert ("email", "someone@example.com") in endpoints
+    rule_log = LocalSession().training_client.store.paths("ours-default-job").rule_log("LossAbove").read_text()
+    assert "someone@example.com" in rule_log
 
 
 def test_fit_no_wait_returns_then_stop(tmp_path: Path) -> None:
@@ -181,7 +190,11 @@ def test_fit_no_wait_returns_then_stop(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_fit_stops_job(tmp_path: Path) -> None:
-    """SIGINT to a process blocked in fit(): the job ends Stopped and no process is left."""
+    """SIGINT to a process blocked in fit(): KeyboardInterrupt after the job ends Stopped, no process left.
+
+    Our Estimator is used: SDK v2's ``EstimatorBase.fit`` telemetry wrapper returns from a
+    ``finally`` block, which swallows KeyboardInterrupt (the job still stops; docs/local-mode.md).
+    """
     from sagemaker_debugger_ext.local import LocalTrainingClient
 
     marker = tmp_path / "started"
@@ -189,10 +202,10 @@ def test_ctrl_c_during_fit_stops_job(tmp_path: Path) -> None:
         f"""
         import signal
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if launched in background
-        from sagemaker.estimator import Estimator
+        from sagemaker_debugger_ext import Estimator
         from sagemaker_debugger_ext.local import LocalSession
         est = Estimator(image_uri="local-image", role={ROLE!r}, instance_count=1, instance_type="local",
-                        entry_point="train_steps.py", source_dir={str(SCRIPTS)!r},
+                        entry_point={str(SCRIPTS / "train_steps.py")!r},
                         sagemaker_session=LocalSession(settings={{"StartMonitor": False}}),
                         output_path={(tmp_path / "out").as_uri()!r},
                         hyperparameters={{"steps": 5000, "step-seconds": 0.05, "marker": {str(marker)!r}}})

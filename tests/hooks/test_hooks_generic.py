@@ -242,3 +242,17 @@ def test_tensorboard_export_read_by_event_accumulator(tmp_path: Path) -> None:
     assert losses[2].value == pytest.approx(1 / 3)
     hist = acc.Histograms("weights/fc.weight")
     assert hist[1].histogram_value.max == pytest.approx(2.0)
+
+
+def test_mode_switch_before_next_step_keeps_step_mode(tmp_path: Path, read_run) -> None:
+    """A value saved after set_mode(EVAL) but before the next step belongs to the TRAIN step."""
+    hook = _hook(tmp_path, save_config=SaveConfig(save_interval=1))
+    hook.set_mode(ModeKeys.TRAIN)
+    hook.advance_step()
+    hook.set_mode(ModeKeys.EVAL)
+    hook.save_scalar("acc", 0.5)
+    hook.advance_step()
+    hook.close()
+    index = read_run(tmp_path / "run").index()
+    assert (index[0]["meta"]["mode"], index[0]["meta"]["mode_step"]) == ("TRAIN", 0)
+    assert [p["tensorname"] for p in index[0]["tensor_payload"]] == ["scalar/acc"]

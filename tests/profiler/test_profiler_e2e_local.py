@@ -16,7 +16,6 @@ ROLE = "arn:aws:iam::123456789012:role/local"
 
 def test_local_job_profiler_metrics_and_report(tmp_path, monkeypatch):
     """System metrics under <out>/<job>/profiler-output/system, report under rule-output/ProfilerReport."""
-    pytest.importorskip("torch")
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     from sagemaker.debugger import (
         DebuggerHookConfig,

@@ -170,3 +170,23 @@ def test_monitor_records_gpu_metrics_on_gpu_machine(tmp_path):
     assert trial.has_gpu_metrics()
     names = {e.name for e in trial.get_system_metrics() if e.dimension == "GPUUtilization"}
     assert names == {f"gpu{i}" for i in range(count)}
+
+
+def test_update_profiler_config_file_reaches_the_monitor(tmp_path):
+    """update_profiler_config_file merges an UpdateTrainingJob ProfilerConfig; the monitor applies it."""
+    from sagemaker_debugger_ext.profiler import update_profiler_config_file
+
+    config = tmp_path / "profilerconfig.json"
+    config.write_text(json.dumps({"DisableProfiler": False, "ProfilingParameters": {
+        "ProfilerEnabled": True, "LocalPath": str(tmp_path / "prof")}}))
+    monitor = SystemMonitor(MonitorOptions(output_dir=tmp_path, interval_ms=500, config_file=config))
+    monitor.poll_config()
+    new = update_profiler_config_file(config, {"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 1000,
+                                               "ProfilingParameters": {}})
+    assert new["ProfilingParameters"]["LocalPath"] == str(tmp_path / "prof")
+    os.utime(config, ns=(time.time_ns(), time.time_ns() + 1_000_000))  # mtime tick on coarse filesystems
+    assert monitor.poll_config() and monitor.interval_s == pytest.approx(1.0)
+    update_profiler_config_file(config, {"DisableProfiler": True})
+    os.utime(config, ns=(time.time_ns(), time.time_ns() + 2_000_000))
+    assert monitor.poll_config() and monitor.disabled
+    assert json.loads(config.read_text())["ProfilingParameters"]["ProfilerEnabled"] is False

@@ -160,3 +160,36 @@ def test_bad_parameter_writes_error_status(profiler_data, tmp_path):
     body = json.loads(status.read_text())
     assert body["RuleEvaluationStatus"] == "Error"
     assert "'stddev'" in body["StatusDetails"]
+
+
+def test_issues_found_is_written_before_training_ends(profiler_data, tmp_path):
+    """While training runs, the status turns IssuesFound as soon as the rule fires; the end makes it final."""
+    import threading
+    import time
+
+    profiler_data.system(60, cpu=lambda i, c: 99.0)
+    status = tmp_path / "status.json"
+    stop = threading.Event()
+    result: list[int] = []
+    worker = threading.Thread(target=lambda: result.append(run_rule(
+        profiler_data.root, "CPUBottleneck", {"patience": "5", **SCAN}, tmp_path / "out", status,
+        stop=stop, poll_s=0.02)))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        seen = None
+        while time.monotonic() < deadline:
+            if status.exists():
+                seen = json.loads(status.read_text())["RuleEvaluationStatus"]
+                if seen == "IssuesFound":
+                    break
+            time.sleep(0.02)
+        assert seen == "IssuesFound"
+        assert worker.is_alive()  # still following the job: no end marker yet
+        profiler_data.end()
+        worker.join(timeout=30)
+    finally:
+        stop.set()
+        worker.join(timeout=30)
+    assert result == [0]
+    assert json.loads(status.read_text())["RuleEvaluationStatus"] == "IssuesFound"

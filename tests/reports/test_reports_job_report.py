@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("sagemaker_debugger_ext.trials", reason="trials reader not built yet")
 
-from sagemaker_debugger_ext.reports import (  # noqa: E402
+from sagemaker_debugger_ext.reports import (
     debug_output_uri,
     flagged_tensors,
     loss_tensors,

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import ConfigValueError
-from sagemaker_debugger_ext.reports import REDUCTIONS, figure_png, plot_series, reduce_value
+from sagemaker_debugger_ext.reports import (
+    REDUCTIONS,
+    figure_png,
+    plot_series,
+    reduce_value,
+)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sagemaker_debugger_ext.reports import rule_summary
 
@@ -10,7 +10,7 @@ DESCRIPTION = {
     "TrainingJobName": "job-1",
     "DebugRuleEvaluationStatuses": [
         {"RuleConfigurationName": "LossNotDecreasing", "RuleEvaluationStatus": "IssuesFound",
-         "StatusDetails": "loss <b> flat", "LastModifiedTime": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)},
+         "StatusDetails": "loss <b> flat", "LastModifiedTime": datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)},
         {"RuleConfigurationName": "VanishingGradient", "RuleEvaluationStatus": "NoIssuesFound", "LastModifiedTime": 0.0},
     ],
     "ProfilerRuleEvaluationStatuses": [

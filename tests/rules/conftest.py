@@ -10,7 +10,11 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._modes import ModeKeys
-from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.format import (
+    StepWriter,
+    write_collections_file,
+    write_training_end,
+)
 
 TrialSteps = Mapping[int, Mapping[str, Any]]
 

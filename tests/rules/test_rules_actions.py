@@ -83,7 +83,7 @@ class _RecordingSageMaker:
         assert kw["StatusEquals"] == "InProgress"
         return {"TrainingJobSummaries": [{"TrainingJobName": n} for n in self.names if str(kw["NameContains"]) in n]}
 
-    def stop_training_job(self, TrainingJobName: str) -> None:  # noqa: N803 - boto3's name
+    def stop_training_job(self, TrainingJobName: str) -> None:
         self.stopped.append(TrainingJobName)
 
 

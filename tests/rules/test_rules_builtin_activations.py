@@ -7,7 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from sagemaker_debugger_ext.rules.builtin import CheckInputImages, DeadRelu, NLPSequenceRatio, SaturatedActivation
+from sagemaker_debugger_ext.rules.builtin import (
+    CheckInputImages,
+    DeadRelu,
+    NLPSequenceRatio,
+    SaturatedActivation,
+)
 
 RNG = np.random.default_rng(2)
 

@@ -7,7 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from sagemaker_debugger_ext.rules.builtin import PoorWeightInitialization, VanishingGradient, WeightUpdateRatio
+from sagemaker_debugger_ext.rules.builtin import (
+    PoorWeightInitialization,
+    VanishingGradient,
+    WeightUpdateRatio,
+)
 
 RNG = np.random.default_rng(1)
 GRADS = {"gradients": ["^gradient/"], "weights": ["^Net_.*weight"], "losses": ["loss"]}

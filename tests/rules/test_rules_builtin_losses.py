@@ -8,7 +8,11 @@ from typing import Any
 import numpy as np
 
 from sagemaker_debugger_ext._modes import ModeKeys
-from sagemaker_debugger_ext.rules.builtin import LossNotDecreasing, Overfit, Overtraining
+from sagemaker_debugger_ext.rules.builtin import (
+    LossNotDecreasing,
+    Overfit,
+    Overtraining,
+)
 
 LOSSES = {"losses": ["loss"]}
 
@@ -80,3 +84,14 @@ def test_overtraining_train_plateau(make_trial: Callable[..., Any], fires: Calla
     assert fires(Overtraining(make_trial(_losses(losses), collections=LOSSES))) == 10
     decreasing = {s: 1.0 - 0.05 * s for s in range(15)}
     assert fires(Overtraining(make_trial(_losses(decreasing), collections=LOSSES))) is None
+
+
+def test_overfit_and_overtraining_on_xgboost_metrics(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+    """Without a losses collection, train-*/validation-* metrics are the two losses."""
+    steps = {
+        s: {"train-logloss": np.float64(0.6 - 0.05 * s), "validation-logloss": np.float64(0.62 - 0.03 * s if s < 6 else 0.47)}
+        for s in range(12)
+    }
+    trial = make_trial(steps, collections={"metrics": [".*-logloss"]})
+    assert fires(Overfit(trial)) == 2  # (0.56 - 0.5) / 0.5 > 0.1
+    assert fires(Overtraining(trial, patience_validation="3")) == 8

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import RuleParameterError
-from sagemaker_debugger_ext.rules.builtin import AllZero, ExplodingTensor, SimilarAcrossRuns, TensorVariance, UnchangedTensor
+from sagemaker_debugger_ext.rules.builtin import (
+    AllZero,
+    ExplodingTensor,
+    SimilarAcrossRuns,
+    TensorVariance,
+    UnchangedTensor,
+)
 
 RNG = np.random.default_rng(0)
 

@@ -9,7 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from sagemaker_debugger_ext.rules.builtin import CreateXgboostReport, FeatureImportanceOverweight, TreeDepth
+from sagemaker_debugger_ext.rules.builtin import (
+    CreateXgboostReport,
+    FeatureImportanceOverweight,
+    TreeDepth,
+)
 
 
 def _importance(values: list[float]) -> dict[str, Any]:

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs
+from sagemaker_debugger_ext import (
+    CollectionConfig,
+    DebuggerHookConfig,
+    Estimator,
+    Rule,
+    rule_configs,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -173,3 +173,15 @@ def test_list_shows_every_builtin_with_defaults() -> None:
     rules = {r["name"]: r for r in json.loads(out.stdout)}
     assert len(rules) == 21
     assert {p["name"]: p["default"] for p in rules["LossNotDecreasing"]["parameters"]}["num_steps"] == "10"
+
+
+def test_profiler_rule_names_are_delegated(tmp_path: Path) -> None:
+    """A profiler rule name is handed to the profiler rules entry point, not rejected as unknown."""
+    prof = tmp_path / "profiler-output"
+    (prof / "system").mkdir(parents=True)
+    (prof / "system" / "training_job_end.ts").touch()
+    (prof / "training_job_end.ts").touch()
+    code, status, _ = _run(tmp_path, prof, "CPUBottleneck", {"rule_to_invoke": "CPUBottleneck"})
+    assert status["RuleEvaluationStatus"] in ("NoIssuesFound", "IssuesFound", "Error")
+    assert "must be a built-in rule" not in status["StatusDetails"]
+    assert code in (0, 1)

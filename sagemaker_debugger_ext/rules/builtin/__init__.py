@@ -6,8 +6,8 @@ SageMaker parameters (names and defaults) in ``PARAMETERS``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from ._activations import DeadRelu, SaturatedActivation
 from ._base import BuiltinRule
@@ -16,13 +16,19 @@ from ._gradients import PoorWeightInitialization, VanishingGradient, WeightUpdat
 from ._inputs import CheckInputImages, NLPSequenceRatio
 from ._losses import LossNotDecreasing, Overfit, Overtraining
 from ._stalled import StalledTrainingRule
-from ._tensors import AllZero, ExplodingTensor, SimilarAcrossRuns, TensorVariance, UnchangedTensor
+from ._tensors import (
+    AllZero,
+    ExplodingTensor,
+    SimilarAcrossRuns,
+    TensorVariance,
+    UnchangedTensor,
+)
 from ._xgboost import FeatureImportanceOverweight, TreeDepth
 from ._xgboost_report import CreateXgboostReport
 
 __all__ = [
-    "AllZero",
     "BUILTIN_RULES",
+    "AllZero",
     "BuiltinRule",
     "CheckInputImages",
     "ClassImbalance",

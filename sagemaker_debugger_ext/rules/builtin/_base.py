@@ -15,7 +15,7 @@ from .._params import Param, parse_parameters
 from .._result import Finding, RuleResult
 from .._rule import Rule
 
-__all__ = ["BuiltinRule", "MAX_FINDINGS"]
+__all__ = ["MAX_FINDINGS", "BuiltinRule"]
 
 MAX_FINDINGS = 200  # kept in memory / the report; counts stay exact
 

@@ -21,11 +21,11 @@ def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
     """
     value = np.asarray(value)
     if argmax or (value.ndim >= 2 and value.shape[-1] > 1):
-        return np.argmax(value, axis=-1).ravel().astype(np.int64)
+        return np.asarray(np.argmax(value, axis=-1)).ravel().astype(np.int64)
     flat = value.ravel()
     if np.issubdtype(flat.dtype, np.floating) and flat.size and not np.all(np.mod(flat, 1) == 0):
         if np.all((flat >= 0) & (flat <= 1)):
-            return (flat >= 0.5).astype(np.int64)
+            return np.asarray(flat >= 0.5).astype(np.int64)
         return np.rint(flat).astype(np.int64)
     return flat.astype(np.int64)
 

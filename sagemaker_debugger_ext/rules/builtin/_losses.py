@@ -95,6 +95,22 @@ class LossNotDecreasing(_LossRule):
         return RuleResult.not_met() if seen else RuleResult.insufficient()
 
 
+_TRAIN_PREFIXES = ("train",)
+_VAL_PREFIXES = ("validation", "valid", "val", "eval", "test")
+
+
+def _metric_kind(name: str) -> tuple[str, str] | None:
+    """('training'|'validation', metric) for XGBoost-style names like ``validation-logloss``."""
+    head, sep, metric = name.rpartition("/")[-1].partition("-")
+    if not sep:
+        return None
+    if head.lower() in _TRAIN_PREFIXES:
+        return "training", metric
+    if head.lower() in _VAL_PREFIXES:
+        return "validation", metric
+    return None
+
+
 def _blocks(rule: BuiltinRule, name: str, step: int) -> tuple[list[int], list[int]]:
     """(EVAL run ending at ``step``, the TRAIN run just before it), as global steps."""
     steps = [s for s in rule.steps_of(name) if s <= step]
@@ -117,7 +133,8 @@ class Overfit(_LossRule):
     """At each EVAL step (from ``start_step``), compares the mean validation loss of the
     current evaluation with the mean training loss of the training steps just before it;
     fires when (val - train) / train > ``ratio_threshold`` for ``patience`` evaluations in
-    a row."""
+    a row. Without losses (XGBoost), ``validation-<m>`` is compared with ``train-<m>`` at
+    each saved step."""
 
     DESCRIPTION = "(mean val loss - mean train loss) / mean train loss > ratio_threshold for patience evaluations"
     PARAMETERS = (
@@ -136,8 +153,35 @@ class Overfit(_LossRule):
             return self.select_tensors(regexes=self.p["tensor_regex"])
         return self.select_tensors(["losses"])
 
+    def _metric_pairs(self) -> list[tuple[str, str]]:
+        kinds = {n: k for n in self.select_tensors(["metrics"]) if (k := _metric_kind(n))}
+        train = {m: n for n, (kind, m) in kinds.items() if kind == "training"}
+        return [(train[m], n) for n, (kind, m) in kinds.items() if kind == "validation" and m in train]
+
+    def _judge(self, step: int, key: str, val_mean: float, train_mean: float) -> Finding | None:
+        ratio = (val_mean - train_mean) / train_mean
+        self._count[key] = self._count.get(key, 0) + 1 if ratio > self.p["ratio_threshold"] else 0
+        if self._count[key] < self.p["patience"]:
+            return None
+        return self.finding(step, f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g} for {self._count[key]} evaluation(s)", tensor=key, value=ratio, threshold=self.p["ratio_threshold"])
+
     def evaluate(self, step: int) -> RuleResult:
-        if step < self.p["start_step"] or self.mode_of(step)[0] is not ModeKeys.EVAL:
+        if step < self.p["start_step"]:
+            return RuleResult.insufficient()
+        if not self.loss_names() and not self.p["tensor_regex"]:  # XGBoost: train-*/validation-* metrics
+            findings, seen = [], False
+            for train_name, val_name in self._metric_pairs():
+                tr, val = self.loss_at(train_name, step), self.loss_at(val_name, step)
+                if tr is None or val is None or tr <= 0:
+                    continue
+                seen = True
+                found = self._judge(step, val_name, val, tr)
+                if found is not None:
+                    findings.append(found)
+            if findings:
+                return RuleResult.met(*findings)
+            return RuleResult.not_met() if seen else RuleResult.insufficient()
+        if self.mode_of(step)[0] is not ModeKeys.EVAL:
             return RuleResult.insufficient()
         findings, seen = [], False
         for name in self.loss_names():
@@ -149,11 +193,9 @@ class Overfit(_LossRule):
             if not val or not tr or sum(tr) <= 0:
                 continue
             seen = True
-            val_mean, train_mean = sum(val) / len(val), sum(tr) / len(tr)
-            ratio = (val_mean - train_mean) / train_mean
-            self._count[name] = self._count.get(name, 0) + 1 if ratio > self.p["ratio_threshold"] else 0
-            if self._count[name] >= self.p["patience"]:
-                findings.append(self.finding(step, f"{name}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g} for {self._count[name]} evaluation(s)", tensor=name, value=ratio, threshold=self.p["ratio_threshold"]))
+            found = self._judge(step, name, sum(val) / len(val), sum(tr) / len(tr))
+            if found is not None:
+                findings.append(found)
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()
@@ -162,7 +204,8 @@ class Overfit(_LossRule):
 class Overtraining(_LossRule):
     """Fires when the training loss has not reached a new optimum (improved by more than
     ``delta``) for ``patience_train`` TRAIN steps, or the validation loss for
-    ``patience_validation`` EVAL steps."""
+    ``patience_validation`` EVAL steps. Without a ``losses`` collection (XGBoost) the
+    ``train-*`` and ``validation-*`` metrics are the training and validation losses."""
 
     DESCRIPTION = "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
     PARAMETERS = (
@@ -173,31 +216,35 @@ class Overtraining(_LossRule):
 
     def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
-        self._best: dict[tuple[str, ModeKeys], float] = {}
-        self._since: dict[tuple[str, ModeKeys], int] = {}
+        self._best: dict[tuple[str, str], float] = {}
+        self._since: dict[tuple[str, str], int] = {}
 
     def loss_names(self) -> list[str]:
         return self.select_tensors(["losses"])
 
+    def _series(self, step: int) -> list[tuple[str, str]]:
+        """(tensor, 'training'|'validation') judged at ``step``: losses by mode, else XGBoost metrics by name."""
+        names = self.loss_names()
+        if names:
+            kind = {ModeKeys.TRAIN: "training", ModeKeys.EVAL: "validation"}.get(self.mode_of(step)[0])
+            return [(n, kind) for n in names] if kind else []
+        return [(n, k[0]) for n in self.select_tensors(["metrics"]) if (k := _metric_kind(n))]
+
     def evaluate(self, step: int) -> RuleResult:
-        mode = self.mode_of(step)[0]
-        patience = {ModeKeys.TRAIN: self.p["patience_train"], ModeKeys.EVAL: self.p["patience_validation"]}.get(mode)
-        if patience is None:
-            return RuleResult.insufficient()
         findings, seen = [], False
-        for name in self.loss_names():
+        for name, which in self._series(step):
+            patience = self.p["patience_train"] if which == "training" else self.p["patience_validation"]
             now = self.loss_at(name, step)
             if now is None:
                 continue
             seen = True
-            key = (name, mode)
+            key = (name, which)
             best = self._best.get(key)
             if best is None or now < best - self.p["delta"]:
                 self._best[key], self._since[key] = now, 0
                 continue
             self._since[key] += 1
             if self._since[key] >= patience:
-                which = "training" if mode is ModeKeys.TRAIN else "validation"
                 findings.append(self.finding(step, f"{which} loss {name} has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})", tensor=name, value=now, threshold=best - self.p["delta"]))
         if findings:
             return RuleResult.met(*findings)

@@ -65,7 +65,7 @@ class TreeDepth(BuiltinRule):
         if trees is None or trees.size != nodes.size:
             trees = np.zeros_like(nodes)
         trees = trees.ravel().astype(np.int64)
-        depths = {int(t): int(math.floor(math.log2(int(nodes[trees == t].max()) + 1))) for t in np.unique(trees)}
+        depths = {int(t): math.floor(math.log2(int(nodes[trees == t].max()) + 1)) for t in np.unique(trees)}
         deepest = max(depths.values())
         if deepest < self.p["depth"]:
             return RuleResult.met(

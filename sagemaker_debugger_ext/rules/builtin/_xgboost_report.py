@@ -14,7 +14,7 @@ from .._result import RuleResult
 from ._base import BuiltinRule
 from ._classification import class_ids
 
-__all__ = ["CreateXgboostReport", "REPORT_FILE"]
+__all__ = ["REPORT_FILE", "CreateXgboostReport"]
 
 REPORT_FILE = "xgboost_report.html"
 _METRIC_PREFIXES = ("train", "validation", "valid", "eval", "test")

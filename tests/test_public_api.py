@@ -1,0 +1,73 @@
+"""The curated public API: ``__all__`` is sorted, complete, and importing has no side effects."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import sagemaker_debugger_ext
+
+REPO = Path(__file__).resolve().parent.parent
+
+EXPECTED_PUBLIC = {
+    "CollectionConfig",
+    "DataloaderProfilingConfig",
+    "DebuggerHookConfig",
+    "DetailedProfilingConfig",
+    "Estimator",
+    "FrameworkProfile",
+    "HorovodProfilingConfig",
+    "LocalSession",
+    "Profiler",
+    "ProfilerConfig",
+    "ProfilerRule",
+    "PythonProfiler",
+    "PythonProfilingConfig",
+    "Rule",
+    "SMDataParallelProfilingConfig",
+    "TensorBoardOutputConfig",
+    "cProfileTimer",
+    "get_rule_container_image_uri",
+    "rule_configs",
+}
+
+
+def test_all_is_sorted() -> None:
+    """``__all__`` is sorted."""
+    assert sagemaker_debugger_ext.__all__ == sorted(sagemaker_debugger_ext.__all__)
+
+
+def test_all_equals_public_names() -> None:
+    """``__all__`` equals the documented public names, and each resolves."""
+    assert set(sagemaker_debugger_ext.__all__) == EXPECTED_PUBLIC
+    for name in ("Estimator", "Rule", "rule_configs", "get_rule_container_image_uri"):
+        assert getattr(sagemaker_debugger_ext, name) is not None
+
+
+def test_public_names_match_module_attributes() -> None:
+    """Every non-underscore module attribute except submodules and __version__ is in ``__all__``."""
+    import types
+
+    public = {
+        name
+        for name, value in vars(sagemaker_debugger_ext).items()
+        if not name.startswith("_") and (not isinstance(value, types.ModuleType) or name == "rule_configs")
+        and name not in {"annotations", "Any"}
+    }
+    assert public <= set(sagemaker_debugger_ext.__all__)
+
+
+def test_import_leaves_environment_unchanged(tmp_path: Path) -> None:
+    """``import sagemaker_debugger_ext`` under a clean env changes no env var and imports no sagemaker."""
+    code = (
+        "import json, os, sys; before = dict(os.environ); import sagemaker_debugger_ext; "
+        "print(json.dumps({'same': dict(os.environ) == before, 'sagemaker': 'sagemaker' in sys.modules}))"
+    )
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {"same": True, "sagemaker": False}
+    assert list(tmp_path.iterdir()) == []
