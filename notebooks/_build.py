@@ -13,7 +13,10 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
 
-ROLE = 'ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"  # any role ARN: local mode does not assume it'
+ROLE = (
+    'ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"  # any role ARN: local mode does not assume it\n'
+    'SCRIPTS = str(Path("scripts").resolve())  # the training scripts next to this notebook'
+)
 
 QUICKSTART = [
     new_markdown_cell(
@@ -24,7 +27,7 @@ QUICKSTART = [
         "The learning rate is 0, so the loss cannot decrease and `LossNotDecreasing` finds an issue."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
+        "from pathlib import Path\n\nfrom sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import flagged_tensors, plot_tensor, rule_summary\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE
     ),
@@ -36,7 +39,7 @@ QUICKSTART = [
         "    instance_count=1,\n"
         "    instance_type=\"local\",\n"
         "    entry_point=\"train_pytorch.py\",\n"
-        "    source_dir=\"scripts\",\n"
+        "    source_dir=SCRIPTS,\n"
         "    hyperparameters={\"epochs\": 2, \"lr\": 0.0},\n"
         "    debugger_hook_config=DebuggerHookConfig(hook_parameters=every_step),\n"
         "    rules=[\n"
@@ -93,7 +96,7 @@ CUSTOM_RULES = [
         "        return False"
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule\n"
+        "from pathlib import Path\n\nfrom sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule\n"
         "from sagemaker_debugger_ext.reports import plot_tensor, rule_summary\n"
         "from sagemaker_debugger_ext.rules import invoke_rule\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE
@@ -107,7 +110,7 @@ CUSTOM_RULES = [
         "    instance_count=1,\n"
         "    instance_type=\"local\",\n"
         "    entry_point=\"train_pytorch.py\",\n"
-        "    source_dir=\"scripts\",\n"
+        "    source_dir=SCRIPTS,\n"
         "    hyperparameters={\"epochs\": 1, \"lr\": 0.5},\n"
         "    debugger_hook_config=DebuggerHookConfig(hook_parameters=every_step),\n"
         "    rules=[\n"
@@ -153,7 +156,7 @@ TRIAL_ANALYSIS = [
         "API is smdebug's. We run a short job first, then explore its trial."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
+        "from pathlib import Path\n\nfrom sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import plot_tensor, rule_summary, summarize_trial\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE + "\n\n"
         "estimator = Estimator(\n"
@@ -162,7 +165,7 @@ TRIAL_ANALYSIS = [
         "    instance_count=1,\n"
         "    instance_type=\"local\",\n"
         "    entry_point=\"train_pytorch.py\",\n"
-        "    source_dir=\"scripts\",\n"
+        "    source_dir=SCRIPTS,\n"
         "    hyperparameters={\"epochs\": 2, \"lr\": 0.1},\n"
         "    debugger_hook_config=DebuggerHookConfig(\n"
         "        hook_parameters={\"save_interval\": \"1\"},\n"
@@ -214,7 +217,7 @@ PROFILER = [
         "renders them as HTML."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import Estimator, ProfilerConfig, ProfilerRule, Rule, rule_configs\n"
+        "from pathlib import Path\n\nfrom sagemaker_debugger_ext import Estimator, ProfilerConfig, ProfilerRule, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import rule_summary\n\n" + ROLE + "\n\n"
         "estimator = Estimator(\n"
         "    image_uri=\"local-python\",\n"
@@ -222,7 +225,7 @@ PROFILER = [
         "    instance_count=1,\n"
         "    instance_type=\"local\",\n"
         "    entry_point=\"train_pytorch.py\",\n"
-        "    source_dir=\"scripts\",\n"
+        "    source_dir=SCRIPTS,\n"
         "    hyperparameters={\"epochs\": 2, \"lr\": 0.1},\n"
         "    profiler_config=ProfilerConfig(system_monitor_interval_millis=100),\n"
         "    rules=[\n"
@@ -266,7 +269,7 @@ XGBOOST = [
         "curves and flagged tensors."
     ),
     new_code_cell(
-        "from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
+        "from pathlib import Path\n\nfrom sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
         "from sagemaker_debugger_ext.reports import job_report_html, rule_summary, plot_tensor\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE + "\n\n"
         "every_step = {\"save_interval\": \"1\"}\n"
@@ -276,7 +279,7 @@ XGBOOST = [
         "    instance_count=1,\n"
         "    instance_type=\"local\",\n"
         "    entry_point=\"train_xgboost.py\",\n"
-        "    source_dir=\"scripts\",\n"
+        "    source_dir=SCRIPTS,\n"
         "    hyperparameters={\"num_round\": 10, \"max_depth\": 6},\n"
         "    debugger_hook_config=DebuggerHookConfig(\n"
         "        hook_parameters=every_step,\n"

@@ -10,7 +10,12 @@ from typing import Any
 
 from ._exceptions import ConfigTypeError, LocalModeError, field_error_message
 from .config._collection import CollectionConfig
-from .config._convert import to_hook_config, to_profiler_config, to_rule, to_tensorboard_config
+from .config._convert import (
+    to_hook_config,
+    to_profiler_config,
+    to_rule,
+    to_tensorboard_config,
+)
 from .config._framework_profile import FixedProfilingParameters
 from .config._hook import DebuggerHookConfig, TensorBoardOutputConfig
 from .config._profiler import ProfilerConfig

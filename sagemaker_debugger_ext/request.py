@@ -11,7 +11,11 @@
 
 from __future__ import annotations
 
-from ._request._debugger import DebuggerRequest, build_debugger_request, merge_collections
+from ._request._debugger import (
+    DebuggerRequest,
+    build_debugger_request,
+    merge_collections,
+)
 from ._request._paths import (
     artifacts_path,
     debugger_artifacts_path,
@@ -19,7 +23,11 @@ from ._request._paths import (
     rule_output_path,
     tensorboard_artifacts_path,
 )
-from ._request._service_model import create_training_job_shape, validate_create_training_job, validate_request
+from ._request._service_model import (
+    create_training_job_shape,
+    validate_create_training_job,
+    validate_request,
+)
 
 __all__ = [
     "DebuggerRequest",

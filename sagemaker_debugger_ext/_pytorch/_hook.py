@@ -19,7 +19,7 @@ import torch
 
 from .._exceptions import HookError, field_error_message
 from .._modes import ModeKeys
-from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, CollectionKeys
+from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
 from ..hooks._hook import BaseHook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
@@ -93,6 +93,7 @@ class Hook(BaseHook):
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
         self._handles: list[Any] = []
+        self._io_colls: dict[torch.nn.Module, tuple[Collection, ...]] = {}
         self._io_index: dict[str, int] = {}
         self._forward_started = 0.0
         _CURRENT[:] = [weakref.ref(self)]
@@ -150,10 +151,12 @@ class Hook(BaseHook):
 
     def _attach(self) -> None:
         """Attach forward and gradient hooks for this (saved) step only."""
-        candidates = list(self._to_save)
         for mod, name in (*self._modules.items(), *self._loss_modules.items()):
-            wants = any(c.matches(f"{name}_input_0") or c.matches(f"{name}_output_0") for c in candidates)
-            if wants:
+            colls = self._io_colls.get(mod)
+            if colls is None:
+                probe = (f"{name}_input_0", f"{name}_output_0")
+                colls = self._io_colls[mod] = tuple(c for c in self._to_save if any(c.matches(p) for p in probe))
+            if any(c in self._due for c in colls):
                 self._handles.append(mod.register_forward_hook(self._make_forward_hook(name)))
         if self.mode in (ModeKeys.EVAL, ModeKeys.PREDICT):
             return

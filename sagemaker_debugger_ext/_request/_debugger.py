@@ -20,7 +20,11 @@ from .._exceptions import ConfigStateError, UnsupportedRegionError
 from ..config._actions import serialize_actions
 from ..config._collection import CollectionConfig
 from ..config._hook import DebuggerHookConfig, TensorBoardOutputConfig
-from ..config._images import DETAILED_PROFILER_PREFIX, get_rule_container_image_uri, region_supports_debugger
+from ..config._images import (
+    DETAILED_PROFILER_PREFIX,
+    get_rule_container_image_uri,
+    region_supports_debugger,
+)
 from ..config._profiler import ProfilerConfig
 from ..config._rules import ProfilerRule, Rule, RuleBase
 

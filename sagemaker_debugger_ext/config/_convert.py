@@ -28,9 +28,7 @@ def is_sdk_object(value: Any, class_name: str) -> bool:
     """True if ``value`` is an instance of ``sagemaker[.core].debugger``'s ``class_name`` (or a subclass)."""
     for klass in type(value).__mro__:
         module = getattr(klass, "__module__", "") or ""
-        if klass.__name__ == class_name and (
-            module.startswith("sagemaker.debugger") or module.startswith("sagemaker.core.debugger")
-        ):
+        if klass.__name__ == class_name and module.startswith(("sagemaker.debugger", "sagemaker.core.debugger")):
             return True
     return False
 

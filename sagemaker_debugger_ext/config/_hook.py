@@ -7,7 +7,13 @@ from typing import Any
 
 import attrs
 
-from ._checks import check_optional_str, check_str, check_str_map, type_error, value_error
+from ._checks import (
+    check_optional_str,
+    check_str,
+    check_str_map,
+    type_error,
+    value_error,
+)
 from ._collection import CollectionConfig
 
 __all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]

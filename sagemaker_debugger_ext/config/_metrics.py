@@ -36,7 +36,7 @@ class PythonProfiler(enum.Enum):
     PYINSTRUMENT = "pyinstrument"
 
 
-class cProfileTimer(enum.Enum):  # noqa: N801 - SDK name
+class cProfileTimer(enum.Enum):
     """Timer used by cProfile in :class:`PythonProfilingConfig`."""
 
     TOTAL_TIME = "total_time"

@@ -35,12 +35,12 @@ class Profiler:
         return {"CPUProfilingDuration": self.cpu_profiling_duration, "SMPFileRotationSecs": self.file_rotation_interval}
 
     @property
-    def instanceType(self) -> str:  # noqa: N802 - SDK attribute name
+    def instanceType(self) -> str:
         """Instance type of the detailed-profiler processing rule."""
         return DETAILED_PROFILER_INSTANCE_TYPE
 
     @property
-    def volumeSizeInGB(self) -> int:  # noqa: N802 - SDK attribute name
+    def volumeSizeInGB(self) -> int:
         """Volume size of the detailed-profiler processing rule."""
         return DETAILED_PROFILER_VOLUME_SIZE_GB
 

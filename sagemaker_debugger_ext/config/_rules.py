@@ -11,7 +11,14 @@ import attrs
 
 from .._exceptions import ConfigStateError, ConfigValueError
 from ._actions import check_actions
-from ._checks import check_int, check_optional_str, check_str, copy_optional_dict, type_error, value_error
+from ._checks import (
+    check_int,
+    check_optional_str,
+    check_str,
+    copy_optional_dict,
+    type_error,
+    value_error,
+)
 from ._collection import CollectionConfig
 from ._images import DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_PREFIX
 from ._profiler import DETAILED_PROFILER_INSTANCE_TYPE, DETAILED_PROFILER_VOLUME_SIZE_GB

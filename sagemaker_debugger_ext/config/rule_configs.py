@@ -13,8 +13,14 @@ import re
 from typing import Any
 
 import smdebug_rulesconfig as _src
-from smdebug_rulesconfig import *  # noqa: F401,F403 - the re-export is the point
-from smdebug_rulesconfig import actions, debugger_rules, get_collection, is_valid_action_object, profiler_rules  # noqa: F401
+from smdebug_rulesconfig import *
+from smdebug_rulesconfig import (
+    actions,
+    debugger_rules,
+    get_collection,
+    is_valid_action_object,
+    profiler_rules,
+)
 from smdebug_rulesconfig.actions.actions import Action
 
 from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
@@ -59,15 +65,53 @@ class SMS(_src.SMS):
 class ActionList(_src.ActionList):
     """Several actions for one rule."""
 
-    def __init__(self, *actions: Action) -> None:
-        for index, action in enumerate(actions):
+    def __init__(self, *items: Action) -> None:
+        for index, action in enumerate(items):
             if not isinstance(action, Action):
                 msg = field_error_message(f"ActionList.actions[{index}]", "an Action (StopTraining, Email or SMS)", action)
                 raise ConfigTypeError(msg, field="ActionList.actions", value=action)
-        super().__init__(*actions)
+        super().__init__(*items)
 
 
-__all__ = sorted(set(getattr(_src, "__all__", [n for n in dir(_src) if not n.startswith("_")])) | {
-    "SMS", "ActionList", "Email", "StopTraining", "actions", "debugger_rules", "get_collection",
-    "is_valid_action_object", "profiler_rules",
-})
+__all__ = [
+    "SMS",
+    "ActionList",
+    "BatchSize",
+    "CPUBottleneck",
+    "Email",
+    "GPUMemoryIncrease",
+    "IOBottleneck",
+    "LoadBalancing",
+    "LowGPUUtilization",
+    "MaxInitializationTime",
+    "OverallSystemUsage",
+    "ProfilerReport",
+    "StepOutlier",
+    "StopTraining",
+    "actions",
+    "all_zero",
+    "check_input_images",
+    "class_imbalance",
+    "confusion",
+    "create_xgboost_report",
+    "dead_relu",
+    "debugger_rules",
+    "exploding_tensor",
+    "feature_importance_overweight",
+    "get_collection",
+    "is_valid_action_object",
+    "loss_not_decreasing",
+    "nlp_sequence_ratio",
+    "overfit",
+    "overtraining",
+    "poor_weight_initialization",
+    "profiler_rules",
+    "saturated_activation",
+    "similar_across_runs",
+    "stalled_training_rule",
+    "tensor_variance",
+    "tree_depth",
+    "unchanged_tensor",
+    "vanishing_gradient",
+    "weight_update_ratio",
+]

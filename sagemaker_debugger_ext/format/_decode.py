@@ -14,7 +14,14 @@ from .._modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
 
-__all__ = ["DecodedTensor", "bf16_bits_to_float32", "decode_tensor_record", "decode_tensor_value"]
+__all__ = [
+    "DecodedTensor",
+    "ValueLayout",
+    "bf16_bits_to_float32",
+    "decode_tensor_record",
+    "decode_tensor_value",
+    "tensor_value_layout",
+]
 
 _DOUBLE = struct.Struct("<d")
 _FLOAT = struct.Struct("<f")
@@ -211,14 +218,20 @@ def _fast_decode(buf: bytes, pos: int, end: int) -> DecodedTensor | None:
     )
 
 
-def decode_tensor_value(buf: bytes, start: int = 0, end: int | None = None) -> np.ndarray:
-    """Return only the value of the tensor record payload ``buf[start:end]`` (fast path).
+class ValueLayout(NamedTuple):
+    """Where a numeric tensor's content is in a record, and how to view it."""
 
-    The reader already knows the name, mode and steps from the index, so this skips the
-    tag and metadata. Unusual layouts fall back to :func:`decode_tensor_record`.
+    content_start: int
+    dtype: np.dtype[np.generic]
+    n_items: int
+    shape: tuple[int, ...]
 
-    Raises:
-        CorruptRecordError, UnsupportedDTypeError: as :func:`decode_tensor_record`.
+
+def tensor_value_layout(buf: bytes, start: int = 0, end: int | None = None) -> ValueLayout | None:
+    """Locate the numeric ``tensor_content`` of the record payload ``buf[start:end]``.
+
+    Returns None for layouts the fast path does not handle (strings, bfloat16, value
+    fallbacks, unusual field order): use :func:`decode_tensor_record` for those.
     """
     if end is None:
         end = len(buf)
@@ -295,9 +308,23 @@ def decode_tensor_value(buf: bytes, start: int = 0, end: int | None = None) -> n
         if np_dtype is None or size % np_dtype.itemsize or size // np_dtype.itemsize != math.prod(shape):
             raise IndexError
     except (IndexError, CorruptRecordError):
+        return None
+    return ValueLayout(pos, np_dtype, size // np_dtype.itemsize, tuple(shape))
+
+
+def decode_tensor_value(buf: bytes, start: int = 0, end: int | None = None) -> np.ndarray:
+    """Return only the value of the tensor record payload ``buf[start:end]`` (fast path).
+
+    The reader already knows the name, mode and steps from the index, so this skips the
+    tag and metadata. Unusual layouts fall back to :func:`decode_tensor_record`.
+
+    Raises:
+        CorruptRecordError, UnsupportedDTypeError: as :func:`decode_tensor_record`.
+    """
+    layout = tensor_value_layout(buf, start, end)
+    if layout is None:
         return decode_tensor_record(buf, start, end).value
-    arr = np.frombuffer(buf, np_dtype, size // np_dtype.itemsize, pos).copy()
-    return arr.reshape(shape)
+    return np.frombuffer(buf, layout.dtype, layout.n_items, layout.content_start).copy().reshape(layout.shape)
 
 
 def decode_tensor_record(payload: bytes | memoryview, start: int = 0, end: int | None = None) -> DecodedTensor:

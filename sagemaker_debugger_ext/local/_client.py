@@ -17,7 +17,14 @@ from typing import Any
 from .._exceptions import LocalJobInputError, field_error_message
 from ._describe import describe_response, summary_response, training_job_arn
 from ._job_spec import resolve_job_spec
-from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json, validate_job_name
+from ._job_store import (
+    LAUNCH_FILE,
+    JobPaths,
+    JobStore,
+    atomic_write_json,
+    read_json,
+    validate_job_name,
+)
 from ._runner import pid_alive
 
 __all__ = ["DEFAULT_OUTPUT_DIR", "LocalTrainingClient", "default_output_path"]
@@ -92,7 +99,7 @@ class LocalTrainingClient:
         env = dict(os.environ if self._environ is None else self._environ)
         paths.logs_dir.mkdir(parents=True, exist_ok=True)
         with open(paths.supervisor_log, "ab") as log:
-            proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            proc = subprocess.Popen(
                 [sys.executable, "-m", "sagemaker_debugger_ext.local._supervisor", str(paths.root)],
                 env=env,
                 cwd=str(paths.root),
@@ -140,7 +147,7 @@ class LocalTrainingClient:
                 atomic_write_json(paths.state, state)
         return state
 
-    def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803 - boto3 casing
+    def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:
         """DescribeTrainingJob for a local job (works from any process).
 
         Raises:
@@ -162,9 +169,9 @@ class LocalTrainingClient:
     def list_training_jobs(
         self,
         *,
-        NameContains: str | None = None,  # noqa: N803
-        StatusEquals: str | None = None,  # noqa: N803
-        MaxResults: int = 100,  # noqa: N803
+        NameContains: str | None = None,
+        StatusEquals: str | None = None,
+        MaxResults: int = 100,
         **_ignored: Any,
     ) -> dict[str, Any]:
         """ListTrainingJobs over the local store, newest first."""
@@ -181,7 +188,7 @@ class LocalTrainingClient:
         return {"TrainingJobSummaries": out}
 
     # --- StopTrainingJob / UpdateTrainingJob --------------------------------------------
-    def stop_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803
+    def stop_training_job(self, TrainingJobName: str) -> dict[str, Any]:
         """Ask the job to stop (SIGTERM to its processes, SIGKILL after a grace period)."""
         paths = self.store.require(TrainingJobName)
         state = self._state(TrainingJobName)
@@ -189,7 +196,7 @@ class LocalTrainingClient:
             paths.stop_request.write_text(str(time.time()))
         return {}
 
-    def update_training_job(self, TrainingJobName: str, **changes: Any) -> dict[str, Any]:  # noqa: N803
+    def update_training_job(self, TrainingJobName: str, **changes: Any) -> dict[str, Any]:
         """UpdateTrainingJob: records ProfilerConfig / ProfilerRuleConfigurations changes.
 
         The new values show in ``describe_training_job``; a running local job keeps the
@@ -221,6 +228,8 @@ class LocalTrainingClient:
         try:
             pid = int(self.store.paths(name).supervisor_pid.read_text())
         except (OSError, ValueError):
+            return True
+        if pid == os.getpid():  # an inline job ran in this process
             return True
         deadline = time.time() + timeout_s
         while time.time() < deadline:

@@ -38,7 +38,7 @@ _REQUEST_KEYS = (
 def _ts(value: float | None) -> _dt.datetime | None:
     if value is None:
         return None
-    return _dt.datetime.fromtimestamp(float(value), tz=_dt.timezone.utc)
+    return _dt.datetime.fromtimestamp(float(value), tz=_dt.UTC)
 
 
 def training_job_arn(region: str, name: str) -> str:
@@ -101,7 +101,7 @@ def describe_response(
         out["TrainingStartTime"] = _ts(start)
     if end is not None:
         out["TrainingEndTime"] = _ts(end)
-        seconds = max(1, int(round(float(end) - float(start if start is not None else end))))
+        seconds = max(1, round(float(end) - float(start if start is not None else end)))
         out["TrainingTimeInSeconds"] = seconds
         out["BillableTimeInSeconds"] = seconds
     out["SecondaryStatusTransitions"] = [

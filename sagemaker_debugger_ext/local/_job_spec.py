@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,12 +18,14 @@ from urllib.parse import urlparse
 import attrs
 
 from .._exceptions import LocalJobInputError, field_error_message
+from ._job_store import validate_rule_name
 
 __all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec"]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"
 _DEFAULT_MAX_RUNTIME_S = 86400
+_CHANNEL_RE = re.compile(r"^[A-Za-z0-9.\-_]{1,64}$")
 
 
 def decode_hyperparameter(value: str) -> Any:
@@ -111,6 +114,9 @@ def _channels(request: Mapping[str, Any]) -> tuple[Channel, ...]:
     out = []
     for i, item in enumerate(request.get("InputDataConfig") or []):
         name = item.get("ChannelName")
+        if not isinstance(name, str) or not _CHANNEL_RE.match(name) or name in (".", ".."):
+            msg = field_error_message(f"InputDataConfig[{i}].ChannelName", "letters, digits, '.', '-' or '_'", name)
+            raise LocalJobInputError(msg)
         source = item.get("DataSource") or {}
         uri = (source.get("S3DataSource") or {}).get("S3Uri") or (source.get("FileDataSource") or {}).get("FileUri")
         field = f"InputDataConfig[{i}].DataSource"
@@ -151,6 +157,9 @@ def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) ->
             program,
         )
         raise LocalJobInputError(msg)
+    if Path(program).is_absolute() or ".." in Path(program).parts:
+        msg = field_error_message("entry_point", "a path inside the source directory", program)
+        raise LocalJobInputError(msg)
     code_local = local_path_of(submit_dir)
     if urlparse(submit_dir).scheme not in ("s3", "file", ""):
         msg = field_error_message("HyperParameters.sagemaker_submit_directory", "an s3:// or file:// URI", submit_dir)
@@ -165,6 +174,9 @@ def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) ->
         raise LocalJobInputError(msg)
     output_path = (request.get("OutputDataConfig") or {}).get("S3OutputPath") or default_output_path
     _check_output_path(output_path)
+    for key in ("DebugRuleConfigurations", "ProfilerRuleConfigurations"):
+        for cfg in request.get(key) or []:
+            validate_rule_name(cfg.get("RuleConfigurationName"))
     stopping = request.get("StoppingCondition") or {}
     env = {str(k): str(v) for k, v in (request.get("Environment") or {}).items()}
     return JobSpec(

@@ -28,14 +28,19 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import JobAlreadyExistsError, JobNotFoundError, LocalJobInputError, field_error_message
+from .._exceptions import (
+    JobAlreadyExistsError,
+    JobNotFoundError,
+    LocalJobInputError,
+    field_error_message,
+)
 
-__all__ = ["HOME_ENV", "LAUNCH_FILE", "JobPaths", "JobStore", "atomic_write_json", "read_json", "validate_job_name"]
+__all__ = ["HOME_ENV", "LAUNCH_FILE", "JobPaths", "JobStore", "atomic_write_json", "read_json", "validate_job_name", "validate_rule_name"]
 
 HOME_ENV = "SAGEMAKER_DEBUGGER_EXT_HOME"
 LAUNCH_FILE = "launch.json"
 _JOB_NAME_RE = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_RULE_NAME_RE = re.compile(r"^[a-zA-Z0-9\-]{1,256}$")
+_RULE_NAME_RE = re.compile(r"^[A-Za-z0-9._\-]{1,256}$")
 
 
 def validate_job_name(name: object) -> str:
@@ -44,6 +49,14 @@ def validate_job_name(name: object) -> str:
         msg = field_error_message(
             "TrainingJobName", "1-63 letters, digits or hyphens, starting with a letter or digit", name
         )
+        raise LocalJobInputError(msg)
+    return name
+
+
+def validate_rule_name(name: object) -> str:
+    """Return ``name`` if it can name a rule's folder (letters, digits, '.', '-', '_'), else raise."""
+    if not isinstance(name, str) or not _RULE_NAME_RE.match(name) or name in (".", ".."):
+        msg = field_error_message("RuleConfigurationName", "1-256 letters, digits, '.', '-' or '_' in local mode", name)
         raise LocalJobInputError(msg)
     return name
 
@@ -134,10 +147,7 @@ class JobPaths:
 
     def rule_dir(self, rule: str) -> Path:
         """Folder of one rule process."""
-        if not _RULE_NAME_RE.match(rule):
-            msg = field_error_message("RuleConfigurationName", "1-256 letters, digits or hyphens", rule)
-            raise LocalJobInputError(msg)
-        return self.root / "rules" / rule
+        return self.root / "rules" / validate_rule_name(rule)
 
     @property
     def stop_file(self) -> Path:

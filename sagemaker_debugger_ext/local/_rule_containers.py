@@ -170,14 +170,16 @@ class RuleContainer:
         reported = read_json(self.status_file)
         if isinstance(reported, dict) and reported.get("RuleEvaluationStatus"):
             status = str(reported["RuleEvaluationStatus"])
-            if self.status["RuleEvaluationStatus"] not in ("Stopping", "Stopped") or status in TERMINAL:
-                if status != self.status["RuleEvaluationStatus"] or reported.get("StatusDetails") != self.status.get(
-                    "StatusDetails"
-                ):
-                    self.status["RuleEvaluationStatus"] = status
-                    if reported.get("StatusDetails"):
-                        self.status["StatusDetails"] = str(reported["StatusDetails"])[-_MAX_DETAILS:]
-                    self.status["LastModifiedTime"] = float(reported.get("LastModifiedTime") or time.time())
+            stopping = self.status["RuleEvaluationStatus"] in ("Stopping", "Stopped")
+            details = reported.get("StatusDetails")
+            changed = status != self.status["RuleEvaluationStatus"] or details != self.status.get("StatusDetails")
+            # Once stopping, only a finding, an error or Stopped counts: "NoIssuesFound" would
+            # only mean the rule read the end-of-training marker of a stopped job.
+            if changed and (not stopping or status in ("IssuesFound", "Error", "Stopped")):
+                self.status["RuleEvaluationStatus"] = status
+                if details:
+                    self.status["StatusDetails"] = str(details)[-_MAX_DETAILS:]
+                self.status["LastModifiedTime"] = float(reported.get("LastModifiedTime") or time.time())
         if self.process is None or self.process.poll() is None:
             return
         code = self.process.returncode

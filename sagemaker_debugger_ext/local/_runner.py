@@ -50,7 +50,7 @@ class ChildProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
         with open(log_path, "ab") as log:
-            self._proc = subprocess.Popen(  # noqa: S603 - argv list, no shell
+            self._proc = subprocess.Popen(
                 list(argv),
                 env=dict(env),
                 cwd=str(cwd),

@@ -42,7 +42,7 @@ class LocalSagemakerClient(_SdkLocalClient):
         """CreateTrainingJob (local, detached)."""
         return self.training.create_training_job(**request)
 
-    def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803
+    def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:
         """DescribeTrainingJob from the job store."""
         return self.training.describe_training_job(TrainingJobName)
 
@@ -50,11 +50,11 @@ class LocalSagemakerClient(_SdkLocalClient):
         """ListTrainingJobs over the job store."""
         return self.training.list_training_jobs(**kwargs)
 
-    def stop_training_job(self, TrainingJobName: str) -> dict[str, Any]:  # noqa: N803
+    def stop_training_job(self, TrainingJobName: str) -> dict[str, Any]:
         """StopTrainingJob."""
         return self.training.stop_training_job(TrainingJobName)
 
-    def update_training_job(self, TrainingJobName: str, **kwargs: Any) -> dict[str, Any]:  # noqa: N803
+    def update_training_job(self, TrainingJobName: str, **kwargs: Any) -> dict[str, Any]:
         """UpdateTrainingJob (profiler settings are recorded)."""
         return self.training.update_training_job(TrainingJobName, **kwargs)
 

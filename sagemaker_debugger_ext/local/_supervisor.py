@@ -270,6 +270,8 @@ class Supervisor:
                 self.transition("Training", "Training in progress", TrainingStartTime=time.time())
                 self._watch_training(spec)
             terminate_all(self.training, grace_s=self.grace_s)
+            if self.stop_reason is not None:
+                self._finish_rules()  # stop them before they can read the end marker as a normal end
             self._end_markers()
             if self.monitor is not None:
                 terminate_all([self.monitor], grace_s=self.grace_s)
@@ -281,7 +283,7 @@ class Supervisor:
                             failure_file=host.paths.failure_file, argv=host.argv,
                         )  # fmt: skip
                         break
-            self._finish_rules()
+                self._finish_rules()
             sync_thread.halt.set()
             sync_thread.join()
             self.transition("Uploading", "Uploading generated training model and artifacts")
@@ -292,7 +294,7 @@ class Supervisor:
                     f"ClientError: uploading artifacts to {spec.output_path} failed: {exc}; "
                     f"the local copy is kept in {self.paths.artifacts_dir}"
                 )
-        except Exception as exc:  # the process boundary: record, clean up, exit non-zero
+        except Exception as exc:  # noqa: BLE001 - the supervisor's process boundary: record the failure, clean up
             failure = f"InternalServerError: local platform error: {type(exc).__name__}: {exc}"
             self._kill_everything()
         finally:

@@ -14,7 +14,6 @@ import attrs
 
 from ..storage import open_storage
 
-
 __all__ = ["SyncTarget", "Syncer", "pack_folder"]
 
 

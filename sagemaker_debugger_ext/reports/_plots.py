@@ -148,9 +148,16 @@ def plot_series(
 def plot_tensor(trial: Any, name: str, *, reduction: str | None = None, ax: Any = None) -> Figure:
     """Plot a tensor over steps (see :func:`tensor_series`); returns the matplotlib figure.
 
+    Raises:
+        ConfigValueError: unknown tensor or reduction, or nothing to plot.
+
     .. versionadded:: 0.1
     """
     series = tensor_series(trial, name, reduction=reduction)
+    if not series:
+        wanted = f"saved values or a saved '{reduction or 'l2'}' reduction"
+        msg = field_error_message("tensor", f"a tensor with {wanted} at some step", name)
+        raise ConfigValueError(msg, field="tensor", value=name)
     ylabel = reduction or ("value" if is_scalar_tensor(trial, name) else "l2")
     return plot_series(series, title=name, ylabel=ylabel, ax=ax)
 

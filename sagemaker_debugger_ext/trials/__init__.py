@@ -43,8 +43,10 @@ def create_trial(
         poll_interval_s: pause between polls while waiting.
         wait_timeout_s: the longest any wait lasts.
         incomplete_step_window: see :class:`Trial`.
-        **smdebug_kwargs: smdebug's ``check``, ``index_mode``, ``cache``, ``parallel``,
-            ``profiler``, ``output_dir`` are accepted and ignored.
+        **smdebug_kwargs: ``profiler=True`` opens the profiler data instead (a
+            :class:`~sagemaker_debugger_ext.profiler.ProfilerTrial`, as smdebug does);
+            smdebug's ``check``, ``index_mode``, ``cache``, ``parallel`` and ``output_dir``
+            are accepted and ignored.
 
     Raises:
         StorageNotFoundError: a missing local folder or bucket.
@@ -55,6 +57,10 @@ def create_trial(
     if unknown:
         msg = field_error_message("create_trial keyword", "a known argument", min(unknown))
         raise ConfigValueError(msg, field="create_trial", value=sorted(unknown))
+    if smdebug_kwargs.get("profiler"):  # smdebug: create_trial(path, profiler=True) is a profiler trial
+        from ..profiler import create_profiler_trial
+
+        return create_profiler_trial(os.fspath(path))  # type: ignore[arg-type,return-value]
     storage = path if isinstance(path, Storage) and not isinstance(path, (str, os.PathLike)) else open_storage(path)
     trial = Trial(
         storage,

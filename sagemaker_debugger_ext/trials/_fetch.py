@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._exceptions import CorruptRecordError
-from ..format._decode import decode_tensor_value
+from .._exceptions import CorruptRecordError, TruncatedRecordError
+from ..format._decode import decode_tensor_value, tensor_value_layout
 from ..format._tfrecord import locate_record
 from ..storage import LocalStorage, MemoryStorage, Storage, read_many
 
@@ -45,6 +45,9 @@ class RecordFetcher:
         self._cache_bytes = cache_bytes
         self._cached = 0
         self._evicted: set[str] = set()
+        self._layouts: dict[tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...]]] = {}
+        self._last_key: str | None = None
+        self._last_data: bytes | None = None
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
 
     def note_extent(self, key: str, end: int) -> None:
@@ -53,15 +56,19 @@ class RecordFetcher:
             self.file_sizes[key] = end
 
     def _file_bytes(self, key: str) -> bytes | None:
+        if key == self._last_key:  # consecutive reads from one file: skip the LRU bookkeeping
+            return self._last_data
         data = self._cache.get(key)
         if data is not None:
             self._cache.move_to_end(key)
+            self._last_key, self._last_data = key, data
             return data
         if key in self._evicted or self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
             # read once and evicted before reuse: the access pattern cycles through more
             # files than the cache holds, so read single records from now on
             return None
         data = self._storage.read(key)
+        self._last_key, self._last_data = key, data
         self._cache[key] = data
         self._cached += len(data)
         while self._cached > self._cache_bytes and len(self._cache) > 1:
@@ -71,11 +78,45 @@ class RecordFetcher:
         return data
 
     def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
-        start, stop = locate_record(data, pos, path=f"{self._storage.uri.rstrip('/')}/{loc.key}")
+        try:
+            start, stop = locate_record(data, pos)
+        except (CorruptRecordError, TruncatedRecordError) as exc:
+            path = f"{self._storage.uri.rstrip('/')}/{loc.key}"
+            raise type(exc)(f"{path}: {exc}", path=path, offset=loc.start) from None
         if stop + 4 - pos != loc.length:
             msg = f"record at {loc.key}:{loc.start} is {stop + 4 - pos} bytes but the index says {loc.length}"
             raise CorruptRecordError(msg, path=loc.key, offset=loc.start)
-        return decode_tensor_value(data, start, stop)
+        return self._value(data, start, stop)
+
+    def _value(self, data: bytes, start: int, stop: int) -> np.ndarray:
+        # Records of one tensor differ between steps only in wall time, step and metadata:
+        # remember the bytes from Event.summary to the content (tag, dtype, shape) and, when
+        # they match byte for byte, view the content directly without parsing.
+        pos = start
+        try:
+            if data[pos] == 0x09:
+                pos += 9
+            if data[pos] == 0x10:
+                pos += 1
+                while data[pos] & 0x80 and pos < stop:
+                    pos += 1
+                pos += 1
+        except IndexError:
+            pos = stop
+        if pos >= stop:
+            return decode_tensor_value(data, start, stop)  # malformed: the full decoder says why
+        key = (stop - pos, data[pos : pos + 40])
+        known = self._layouts.get(key)
+        if known is not None and data.startswith(known[0], pos):
+            _, dtype, count, shape = known
+            return np.frombuffer(data, dtype, count, pos + len(known[0])).copy().reshape(shape)
+        layout = tensor_value_layout(data, start, stop)
+        if layout is None:
+            return decode_tensor_value(data, start, stop)
+        if len(self._layouts) > 4096:
+            self._layouts.clear()
+        self._layouts[key] = (data[pos : layout.content_start], layout.dtype, layout.n_items, layout.shape)
+        return np.frombuffer(data, layout.dtype, layout.n_items, layout.content_start).copy().reshape(layout.shape)
 
     def fetch(self, loc: Location) -> np.ndarray:
         """Return the value stored at ``loc``."""

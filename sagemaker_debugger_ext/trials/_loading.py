@@ -13,7 +13,7 @@ from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
 from ._fetch import Location, RecordFetcher
-from ._index import IndexFile, parse_index, split_reduction_name
+from ._index import REDUCTIONS_PREFIX, IndexFile, parse_index, split_reduction_name
 from ._tensor import Tensor
 
 __all__ = ["TrialLoader"]
@@ -143,12 +143,14 @@ class TrialLoader:
         names = self._step_tensors.setdefault(step, set())
         mode_names = self._mode_tensors.setdefault(mode, set())
         tensors = self._tensors
-        for entry in idx.tensors:
-            assert idx.event_key is not None
-            loc = Location(idx.event_key, entry.start, entry.length)
-            self._fetcher.note_extent(idx.event_key, entry.start + entry.length)
-            red = split_reduction_name(entry.name)
-            tname = red[0] if red else entry.name
+        ekey = idx.event_key or ""  # parse_index guarantees a key whenever there are tensors
+        extent = 0
+        for name, start, length in idx.tensors:
+            loc = Location(ekey, start, length)
+            if start + length > extent:
+                extent = start + length
+            red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
+            tname = red[0] if red else name
             tensor = tensors.get(tname)
             if tensor is None:
                 tensor = tensors[tname] = Tensor(tname, self)  # type: ignore[arg-type]  # self is always a Trial
@@ -160,14 +162,15 @@ class TrialLoader:
             else:
                 data.location = loc
             names.add(tname)
-            mode_names.add(tname)
+        if extent:
+            self._fetcher.note_extent(ekey, extent)
         for name, shape in idx.shapes:
             tensor = tensors.get(name)
             if tensor is None:
                 tensor = tensors[name] = Tensor(name, self)  # type: ignore[arg-type]  # self is always a Trial
             tensor._data(mode, mode_step, worker).shape = shape
             names.add(name)
-            mode_names.add(name)
+        mode_names.update(names)
         self._global_to_mode.setdefault(step, (mode, mode_step))
         if mode != 4:  # ModeKeys.GLOBAL
             self._mode_to_global.setdefault(mode, {}).setdefault(mode_step, step)

@@ -113,3 +113,11 @@ def test_trial_summary_and_plot_from_s3(cli, smdebug_runs, moto_server, tmp_path
     assert _png_size(tmp_path / "s3.png")[0] > 100
     missing = cli("trial", f"s3://{bucket}/nothing-here", env=env)
     assert missing.returncode == 2 and "nothing-here" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_trial_plot_without_data_is_one_line(cli, expect_error, smdebug_runs, tmp_path):
+    """A tensor saved only as other reductions cannot be plotted: one line naming tensor and reduction."""
+    proc = cli("trial", str(smdebug_runs / "sample_run"), "--plot", "relu_output_0", "--reduction", "variance",
+               "--out", str(tmp_path / "v.png"))
+    expect_error(proc, "relu_output_0", "variance")
+    assert not (tmp_path / "v.png").exists()

@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 import sagemaker_debugger_ext as sdx
-from sagemaker_debugger_ext._exceptions import ConfigStateError, ConfigTypeError, ConfigValueError, DebuggerExtError
+from sagemaker_debugger_ext._exceptions import (
+    ConfigStateError,
+    ConfigTypeError,
+    ConfigValueError,
+    DebuggerExtError,
+)
 
 rc = sdx.rule_configs
 

@@ -55,7 +55,7 @@ def _statuses_valid(summary: list[dict[str, Any]]) -> None:
 
 
 def test_sdk_estimator_file_output(tmp_path: Path) -> None:
-    """sagemaker.estimator.Estimator + LocalSession: file:// artifacts at the derived paths, read by create_trial."""
+    """sagemaker.estimator.Estimator + LocalSession: file:// artifacts (tensors, TensorBoard, profiler) at the derived paths."""
     from sagemaker.debugger import Rule, TensorBoardOutputConfig, rule_configs
     from sagemaker.estimator import Estimator
 
@@ -64,7 +64,7 @@ def test_sdk_estimator_file_output(tmp_path: Path) -> None:
     out = (tmp_path / "out").as_uri()
     est = Estimator(
         image_uri="local-image", role=ROLE, instance_count=1, instance_type="local",
-        entry_point="train_steps.py", source_dir=str(SCRIPTS), sagemaker_session=_session(),
+        entry_point="train_steps.py", source_dir=str(SCRIPTS), sagemaker_session=_session(StartMonitor=True),
         output_path=out, hyperparameters={"steps": 3},
         rules=[Rule.sagemaker(rule_configs.loss_not_decreasing())],
         tensorboard_output_config=TensorBoardOutputConfig(s3_output_path=out),
@@ -84,27 +84,37 @@ def test_sdk_estimator_file_output(tmp_path: Path) -> None:
     _statuses_valid(summary)
     assert (tmp_path / "out" / "sdk-file-job" / "rule-output" / "LossNotDecreasing").is_dir()
     assert (tmp_path / "out" / "sdk-file-job" / "output" / "model.tar.gz").is_file()
+    profiler = tmp_path / "out" / "sdk-file-job" / "profiler-output"
+    assert est.latest_job_profiler_artifacts_path() == profiler.as_uri()
+    samples = [p for p in (profiler / "system").rglob("*") if p.is_file() and p.name != "training_job_end.ts"]
+    assert samples, "the system monitor wrote no samples"
 
 
 def test_pytorch_two_hosts_over_moto_server(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """sagemaker.pytorch.PyTorch, instance_count=2, s3:// output over moto's HTTP server."""
+    """sagemaker.pytorch.PyTorch, instance_count=2, s3:// input channel and output over moto's HTTP server."""
     from sagemaker.pytorch import PyTorch
 
     from sagemaker_debugger_ext.trials import create_trial
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    boto3.client("s3").create_bucket(Bucket="e2e-wire", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="e2e-wire", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    s3.put_object(Bucket="e2e-wire", Key="data/part/train.csv", Body=b"1,2,3")
     est = PyTorch(
         entry_point="train_steps.py", source_dir=str(SCRIPTS), role=ROLE, framework_version="2.1",
         py_version="py310", instance_count=2, instance_type="local", sagemaker_session=_session(),
-        output_path="s3://e2e-wire/out", hyperparameters={"steps": 2},
+        output_path="s3://e2e-wire/out", hyperparameters={"steps": 2, "expect-channel-file": "train/part/train.csv"},
     )  # fmt: skip
-    est.fit(job_name="pt-wire-job", logs="None")
+    est.fit({"train": "s3://e2e-wire/data"}, job_name="pt-wire-job", logs="None")
     keys = {o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket="e2e-wire")["Contents"]}
     assert "out/pt-wire-job/output/model.tar.gz" in keys
     assert "out/pt-wire-job/debug-output/events/000000000001/000000000001_worker_1.tfevents" in keys
     assert "out/pt-wire-job/debug-output/training_job_end.ts" in keys
     assert est.latest_job_debugger_artifacts_path() == "s3://e2e-wire/out/pt-wire-job/debug-output"
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+
+    log = LocalTrainingClient().store.paths("pt-wire-job").host_log("algo-2").read_text()
+    assert "channel train file part/train.csv: '1,2,3'" in log
     trial = create_trial(est.latest_job_debugger_artifacts_path())
     assert sorted(trial.workers()) == ["worker_0", "worker_1"]
     assert float(trial.tensor("loss").value(1, worker="worker_1")[0]) == pytest.approx(1.5)
@@ -142,6 +152,8 @@ def test_our_estimator_default_output_and_custom_rules(
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    broken = tmp_path / "broken_rule.py"
+    broken.write_text("from sagemaker_debugger_ext.rules import Rule\n\nclass Broken(Rule)\n    pass\n")
     est = Estimator(
         image_uri="local-image", role=ROLE, instance_count=1, instance_type="local",
         entry_point=str(SCRIPTS / "train_steps.py"), hyperparameters={"steps": 3},
@@ -150,7 +162,7 @@ def test_our_estimator_default_output_and_custom_rules(
                         source=str(RULES / "loss_rules.py"), rule_to_invoke="LossAbove",
                         rule_parameters={"threshold": "0.9"}, actions=rule_configs.Email("someone@example.com")),
             Rule.custom(name="Broken", image_uri="local", instance_type="ml.m5.xlarge", volume_size_in_gb=1,
-                        source=str(RULES / "broken_rule.py"), rule_to_invoke="Broken"),
+                        source=str(broken), rule_to_invoke="Broken"),
         ],
     )  # fmt: skip
     assert isinstance(est.sagemaker_session, LocalSession)

@@ -8,10 +8,14 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import IMAGE, ROLE, build_request, make_session, normalise
+from estimator_harness import IMAGE, ROLE, build_request, make_session, normalise
 
 import sagemaker_debugger_ext as ours
-from sagemaker_debugger_ext._exceptions import ConfigValueError, RequestValidationError, UnsupportedRegionError
+from sagemaker_debugger_ext._exceptions import (
+    ConfigValueError,
+    RequestValidationError,
+    UnsupportedRegionError,
+)
 
 rc = ours.rule_configs
 

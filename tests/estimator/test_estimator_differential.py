@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_request, normalise
+from estimator_harness import build_request, normalise
 
 import sagemaker_debugger_ext as ours
 

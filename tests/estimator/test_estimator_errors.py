@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import IMAGE, ROLE, make_session
+from estimator_harness import IMAGE, ROLE, make_session
 
 import sagemaker_debugger_ext as ours
 from sagemaker_debugger_ext._exceptions import DebuggerExtError

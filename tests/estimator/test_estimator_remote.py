@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import IMAGE, ROLE, make_session
+from estimator_harness import IMAGE, ROLE, make_session
 
 import sagemaker_debugger_ext as ours
 

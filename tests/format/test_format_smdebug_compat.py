@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import StepWriter
@@ -34,40 +35,50 @@ def _spec() -> dict[str, np.ndarray]:
     return arrays
 
 
-def _run(py: Path, *args: str) -> None:
-    proc = subprocess.run([str(py), str(ORACLE), *args], capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-
-
-def test_writer_bytes_identical_to_smdebug(smdebug_python: Path, tmp_path: Path) -> None:
-    """For every dtype, 0-d, empty and string tensors, our event and index files equal smdebug's."""
-    arrays = _spec()
-    np.savez(tmp_path / "spec.npz", **arrays)
-    _run(smdebug_python, "write", str(tmp_path / "theirs"), str(tmp_path / "spec.npz"), "12", "EVAL", "4", str(WALL_TIME))
-    with StepWriter(tmp_path / "ours", global_step=12, worker="worker_0", mode=ModeKeys.EVAL, mode_step=4,
-                    clock=lambda: WALL_TIME) as w:  # fmt: skip
-        for name, value in arrays.items():
-            w.write_tensor(name.replace("|", "/"), value)
-    for rel in ("events/000000000012/000000000012_worker_0.tfevents", "index/000000000/000000000012_worker_0.json"):
-        assert (tmp_path / "ours" / rel).read_bytes() == (tmp_path / "theirs" / rel).read_bytes(), rel
-
-
-def test_smdebug_reads_what_we_write(smdebug_python: Path, tmp_path: Path) -> None:
-    """smdebug's create_trial returns our values (every dtype it can read), steps and modes."""
+def _readable() -> dict[str, np.ndarray]:
     arrays = {k: v for k, v in _spec().items() if k.split("_", 1)[-1] in READABLE or not k.startswith("t_")}
     arrays.pop("empty")  # smdebug cannot read an empty float tensor (it raises on no float_val)
-    trial = tmp_path / "trial"
-    for step, (mode, mode_step) in enumerate([(ModeKeys.TRAIN, 0), (ModeKeys.TRAIN, 1), (ModeKeys.EVAL, 0)]):
-        with StepWriter(trial, global_step=step, worker="worker_0", mode=mode, mode_step=mode_step) as w:
-            for name, value in arrays.items():
-                w.write_tensor(name.replace("|", "/"), value)
+    return arrays
+
+
+@pytest.fixture(scope="module")
+def oracle(smdebug_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smdebug subprocess: it writes the spec tensors, and dumps a trial our writer wrote."""
     from sagemaker_debugger_ext.format import write_collections_file, write_training_end
 
+    work = tmp_path_factory.mktemp("oracle")
+    np.savez(work / "spec.npz", **_spec())
+    trial = work / "ours_trial"
+    for step, (mode, mode_step) in enumerate([(ModeKeys.TRAIN, 0), (ModeKeys.TRAIN, 1), (ModeKeys.EVAL, 0)]):
+        with StepWriter(trial, global_step=step, worker="worker_0", mode=mode, mode_step=mode_step) as w:
+            for name, value in _readable().items():
+                w.write_tensor(name.replace("|", "/"), value)
     write_collections_file(trial, "worker_0", {}, 1)
     write_training_end(trial)
-    _run(smdebug_python, "dump", str(trial), str(tmp_path / "dump"))
-    info = json.loads((tmp_path / "dump.json").read_text())
-    vals = np.load(tmp_path / "dump.npz")
+    cmds = [["write", str(work / "theirs"), str(work / "spec.npz"), "12", "EVAL", "4", str(WALL_TIME)],
+            ["dump", str(trial), str(work / "dump")]]  # fmt: skip
+    (work / "cmds.json").write_text(json.dumps(cmds))
+    proc = subprocess.run([str(smdebug_python), str(ORACLE), "batch", str(work / "cmds.json")],
+                          capture_output=True, text=True, timeout=180, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return work
+
+
+def test_writer_bytes_identical_to_smdebug(oracle: Path, tmp_path: Path) -> None:
+    """For every dtype, 0-d, empty and string tensors, our event and index files equal smdebug's."""
+    with StepWriter(tmp_path / "ours", global_step=12, worker="worker_0", mode=ModeKeys.EVAL, mode_step=4,
+                    clock=lambda: WALL_TIME) as w:  # fmt: skip
+        for name, value in _spec().items():
+            w.write_tensor(name.replace("|", "/"), value)
+    for rel in ("events/000000000012/000000000012_worker_0.tfevents", "index/000000000/000000000012_worker_0.json"):
+        assert (tmp_path / "ours" / rel).read_bytes() == (oracle / "theirs" / rel).read_bytes(), rel
+
+
+def test_smdebug_reads_what_we_write(oracle: Path) -> None:
+    """smdebug's create_trial returns our values (every dtype it can read), steps and modes."""
+    arrays = _readable()
+    info = json.loads((oracle / "dump.json").read_text())
+    vals = np.load(oracle / "dump.npz")
     assert info["steps"] == [0, 1, 2]
     assert info["steps_by_mode"] == {"TRAIN": [0, 1], "EVAL": [0]}
     assert sorted(info["tensor_names"]) == sorted(n.replace("|", "/") for n in arrays)

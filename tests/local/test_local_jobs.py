@@ -54,6 +54,8 @@ def test_completed_job_with_rules(local_client, make_request, tmp_path: Path) ->
     listed = local_client.list_training_jobs(NameContains="ok-")
     assert [s["TrainingJobName"] for s in listed["TrainingJobSummaries"]] == ["ok-job"]
     assert response_problems("ListTrainingJobs", listed) == []
+    local_client.update_training_job("ok-job", ProfilerConfig={"DisableProfiler": True})
+    assert local_client.describe_training_job("ok-job")["ProfilingStatus"] == "Disabled"
     log = local_client.store.paths("ok-job").host_log("algo-1").read_text()
     assert "step 2 loss" in log and "done" in log
     _assert_no_process_left(local_client.store.read_state("ok-job"))

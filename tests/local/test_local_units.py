@@ -8,7 +8,11 @@ from pathlib import Path
 import pytest
 
 from sagemaker_debugger_ext._container_env import ContainerPaths
-from sagemaker_debugger_ext._exceptions import JobAlreadyExistsError, JobNotFoundError, LocalJobInputError
+from sagemaker_debugger_ext._exceptions import (
+    JobAlreadyExistsError,
+    JobNotFoundError,
+    LocalJobInputError,
+)
 from sagemaker_debugger_ext.local._container import build_host, to_cmd_args
 from sagemaker_debugger_ext.local._job_spec import resolve_job_spec
 from sagemaker_debugger_ext.local._job_store import JobStore, validate_job_name
@@ -132,8 +136,15 @@ def test_rule_job_arn_matches_api_pattern() -> None:
             "ftp://x/y",
         ),
         (lambda r: r["OutputDataConfig"].update(S3OutputPath="gs://bucket/x"), "S3OutputPath"),
+        (lambda r: r["HyperParameters"].update(sagemaker_program='"../train_steps.py"'), "inside the source"),
+        (
+            lambda r: r.update(
+                InputDataConfig=[{"ChannelName": "../up", "DataSource": {"S3DataSource": {"S3Uri": "s3://b/k"}}}]
+            ),
+            "ChannelName",
+        ),
     ],
-    ids=["no-entry-point", "missing-entry-point", "channel-scheme", "output-scheme"],
+    ids=["no-entry-point", "missing-entry-point", "channel-scheme", "output-scheme", "escaping-entry", "bad-channel"],
 )
 def test_bad_inputs_raise_before_anything_starts(make_request, local_client, mutate, match) -> None:  # type: ignore[no-untyped-def]
     """Bad requests raise LocalJobInputError and leave no job in the store."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
@@ -43,11 +45,11 @@ def _outputs(nb: dict) -> list[dict]:
     return [out for cell in nb["cells"] if cell["cell_type"] == "code" for out in cell.get("outputs", [])]
 
 
-def _text(out: dict) -> str:
+def _text(out: dict, *, html: bool = True) -> str:
     if out.get("output_type") == "stream":
         return str(out.get("text", ""))
     data = out.get("data", {})
-    return str(data.get("text/plain", "")) + str(data.get("text/html", ""))
+    return str(data.get("text/plain", "")) + (str(data.get("text/html", "")) if html else "")
 
 
 def test_every_notebook_is_listed():
@@ -73,7 +75,12 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     client = nbclient.NotebookClient(
         nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(work)}}
     )
-    client.execute()
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as exc:
+        # The SDK installs rich tracebacks, which arrive as display data: show them.
+        shown = _ANSI.sub("", "\n".join(_text(o, html=False) for o in _outputs(nb)))
+        pytest.fail(f"{path.name} failed: {str(exc)[:2000]}\n--- outputs ---\n{shown[-6000:]}")
     outputs = _outputs(nb)
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, json.dumps(errors)[:2000]

@@ -6,6 +6,8 @@ Usage:
     python smdebug_oracle.py dump TRIAL_DIR OUT_PREFIX
         smdebug's view of a trial: OUT_PREFIX.json (names, steps, workers, ...) and
         OUT_PREFIX.npz (values and reductions)
+    python smdebug_oracle.py batch COMMANDS.json
+        run several commands ([["dump", TRIAL, OUT], ["write", ...], ...]) in one process
 """
 
 import json
@@ -72,5 +74,11 @@ def dump(trial_dir, out):
 if __name__ == "__main__":
     os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
     os.environ.setdefault("SMDEBUG_TRAINING_END_DELAY_REFRESH", "0")
+    commands = {"write": write, "dump": dump}
     cmd, *args = sys.argv[1:]
-    {"write": write, "dump": dump}[cmd](*args)
+    if cmd == "batch":
+        with open(args[0]) as fh:
+            for name, *rest in json.load(fh):
+                commands[name](*rest)
+    else:
+        commands[cmd](*args)

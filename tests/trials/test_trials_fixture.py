@@ -96,14 +96,26 @@ def test_min_run_value(smdebug_runs: Path) -> None:
     assert t.tensor("t").value(3, mode=modes.TRAIN).tolist() == [1.0, 2.0, 3.0]
 
 
-@pytest.mark.parametrize("run", ["sample_run", "sample_run_min"])
-def test_matches_smdebug_exactly(smdebug_python: Path, smdebug_runs: Path, tmp_path: Path, run: str) -> None:
-    """Names, steps per mode, workers, every value and every stored reduction equal smdebug's."""
-    proc = subprocess.run([str(smdebug_python), str(ORACLE), "dump", str(smdebug_runs / run), str(tmp_path / "d")],
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+RUNS = ["sample_run", "sample_run_min"]
+
+
+@pytest.fixture(scope="module")
+def smdebug_dumps(smdebug_python: Path, smdebug_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """smdebug's view of every fixture run, dumped by real smdebug in one subprocess."""
+    out = tmp_path_factory.mktemp("smdebug-dumps")
+    cmds = out / "cmds.json"
+    cmds.write_text(json.dumps([["dump", str(smdebug_runs / run), str(out / run)] for run in RUNS]))
+    proc = subprocess.run([str(smdebug_python), str(ORACLE), "batch", str(cmds)],
+                          capture_output=True, text=True, timeout=180, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    info = json.loads((tmp_path / "d.json").read_text())
-    ref = np.load(tmp_path / "d.npz")
+    return out
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_matches_smdebug_exactly(smdebug_dumps: Path, smdebug_runs: Path, run: str) -> None:
+    """Names, steps per mode, workers, every value and every stored reduction equal smdebug's."""
+    info = json.loads((smdebug_dumps / f"{run}.json").read_text())
+    ref = np.load(smdebug_dumps / f"{run}.npz")
     t = create_trial(smdebug_runs / run, poll_interval_s=0.01, wait_timeout_s=1)
     assert t.steps() == info["steps"]
     assert {m.name: t.steps(mode=m) for m in t.modes()} == info["steps_by_mode"]

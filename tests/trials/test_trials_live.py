@@ -198,3 +198,31 @@ def test_local_listing_skips_folders_before_start_after(tmp_path: Path) -> None:
                     "index/000000002/000000002001_worker_0.json"]  # fmt: skip
     trial = create_trial(tmp_path, **FAST)
     assert trial.steps() == [5, 999, 1000, 2001]
+
+
+def test_profiler_flag_opens_a_profiler_trial(tmp_path: Path) -> None:
+    """create_trial(path, profiler=True) returns the profiler trial, as in smdebug; bad kwargs fail."""
+    from sagemaker_debugger_ext.profiler import ProfilerTrial
+
+    assert isinstance(create_trial(tmp_path, profiler=True), ProfilerTrial)
+    with pytest.raises(ConfigValueError, match="'create_trial keyword' must be a known argument"):
+        create_trial(tmp_path, colour="red")
+
+
+def test_changing_shapes_and_dtypes_between_steps(tmp_path: Path) -> None:
+    """A tensor whose shape or dtype changes from step to step reads back right at each step."""
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    values = [np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int32),
+              np.arange(4, dtype=np.float32).reshape(2, 2), np.array(["a", "b"]), np.arange(4, dtype=np.float32)]  # fmt: skip
+    for s, v in enumerate(values):
+        with StepWriter(tmp_path, global_step=s, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=s * 7) as w:
+            w.write_tensor("x", v)
+            w.write_tensor("y", v)
+    write_training_end(tmp_path)
+    trial = create_trial(tmp_path, **FAST)
+    for _ in range(2):  # second pass reads through the learned layouts
+        for s, v in enumerate(values):
+            for name in ("x", "y"):
+                got = trial.tensor(name).value(s)
+                assert got.dtype == v.dtype and got.shape == v.shape
+                np.testing.assert_array_equal(got, v)

@@ -101,3 +101,21 @@ def test_sklearn_style_metric_names_are_metrics(tmp_path: Path) -> None:
     trial = create_trial(str(tmp_path))
     assert trial.tensor_names(collection="metrics") == ["validation_0-rmse"]
     assert trial.steps() == [0, 1]
+
+
+def test_tree_columns_equal_trees_to_dataframe() -> None:
+    """trees/<column> values equal xgboost's own trees_to_dataframe() rows of that round."""
+    pytest.importorskip("pandas")
+    from sagemaker_debugger_ext._xgboost._trees import round_trees
+
+    dtrain, _ = _data()
+    booster = xgb.train(PARAMS, dtrain, num_boost_round=3)
+    ref = booster.trees_to_dataframe()
+    ref = ref[ref.Tree == 1].reset_index(drop=True)
+    mine = round_trees(booster, 1)
+    assert set(mine) == set(ref.columns)
+    for col, values in mine.items():
+        if values.dtype.kind in "fi":
+            np.testing.assert_allclose(values.astype(float), ref[col].to_numpy(dtype=float), err_msg=col)
+        else:
+            assert [str(v) for v in values] == [str(v) for v in ref[col]], col

@@ -21,8 +21,13 @@ parser.add_argument("--nan-step", type=int, default=-1)
 parser.add_argument("--fail-at", type=int, default=-1)
 parser.add_argument("--step-seconds", type=float, default=0.0)
 parser.add_argument("--marker", default="")
+parser.add_argument("--expect-channel-file", default="", help="CHANNEL/FILE that must exist in SM_CHANNEL_<CHANNEL>")
 args, unknown = parser.parse_known_args()
 
+if args.expect_channel_file:
+    channel, _, fname = args.expect_channel_file.partition("/")
+    data = Path(os.environ[f"SM_CHANNEL_{channel.upper()}"], fname).read_text()
+    print(f"channel {channel} file {fname}: {data!r}", flush=True)
 if args.marker:
     Path(args.marker).write_text(str(os.getpid()))
 root = None
