@@ -9,7 +9,9 @@ Runs are interleaved (baseline, interval 10, interval 1, interval 10 on tmpfs, r
 drifts in machine speed hit all of them. ``hook_overhead_interval10_tmpfs`` writes to
 ``/dev/shm``: the hook's own CPU cost without the disk. ``hook_cpu_overhead_*`` compare
 process CPU time (all threads, the background writer included) instead of wall time: on a
-machine shared with other work they are the steadier numbers.
+machine shared with other work they are the steadier numbers. ``hook_train_thread_*`` compare
+the CPU time of the training thread alone: the hook's cost on the training loop when the
+background writer has a core of its own.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ def _model() -> Any:
     )
 
 
-def _time_steps(model: Any, hook: Any, steps: int, cpu: list[float] | None = None) -> float:
+def _time_steps(
+    model: Any, hook: Any, steps: int, cpu: list[float] | None = None, thread: list[float] | None = None
+) -> float:
     import torch
 
     loss_fn = torch.nn.CrossEntropyLoss()
@@ -50,6 +54,7 @@ def _time_steps(model: Any, hook: Any, steps: int, cpu: list[float] | None = Non
     y = torch.randint(0, 10, (BATCH,))
     t0 = time.perf_counter()
     c0 = time.process_time()
+    th0 = time.thread_time()
     for _ in range(steps):
         opt.zero_grad()
         loss = loss_fn(model(x), y)
@@ -59,6 +64,8 @@ def _time_steps(model: Any, hook: Any, steps: int, cpu: list[float] | None = Non
         hook.close()
     if cpu is not None:
         cpu.append((time.process_time() - c0) / steps)
+    if thread is not None:
+        thread.append((time.thread_time() - th0) / steps)
     return (time.perf_counter() - t0) / steps
 
 
@@ -93,15 +100,18 @@ def run() -> dict[str, object]:
 def _measure() -> dict[str, object]:
     times: dict[str, list[float]] = {"base": [], "i10": [], "i1": [], "i10_shm": []}
     cpu: dict[str, list[float]] = {k: [] for k in times}
+    thr: dict[str, list[float]] = {k: [] for k in times}
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as mem:
         _time_steps(_model(), None, 10)  # warm-up
         _time_steps(_model(), _hook(Path(tmp) / "warm", 1), 3)
         for r in range(REPEATS):
-            times["base"].append(_time_steps(_model(), None, STEPS, cpu["base"]))
-            times["i10"].append(_time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"]))
-            times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2, cpu["i1"]))
-            times["i10_shm"].append(_time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS, cpu["i10_shm"]))
+            times["base"].append(_time_steps(_model(), None, STEPS, cpu["base"], thr["base"]))
+            times["i10"].append(_time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"], thr["i10"]))
+            times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2, cpu["i1"], thr["i1"]))
+            times["i10_shm"].append(
+                _time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS, cpu["i10_shm"], thr["i10_shm"])
+            )
     med = {k: statistics.median(v) for k, v in times.items()}
 
     def overhead(key: str, source: dict[str, list[float]] = times) -> float:
@@ -115,6 +125,8 @@ def _measure() -> dict[str, object]:
         "hook_overhead_interval10_tmpfs": overhead("i10_shm"),
         "hook_cpu_overhead_interval10": overhead("i10", cpu),
         "hook_cpu_overhead_interval1": overhead("i1", cpu),
+        "hook_train_thread_overhead_interval10": overhead("i10", thr),
+        "hook_train_thread_overhead_interval1": overhead("i1", thr),
         "hook_step_ms_baseline": round(med["base"] * 1000, 3),
         "hook_step_ms_interval10": round(med["i10"] * 1000, 3),
         "hook_step_ms_interval1": round(med["i1"] * 1000, 3),

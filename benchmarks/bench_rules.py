@@ -179,8 +179,8 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
         disable_profiler=True,
         base_job_name=f"bench-{work.name}",
     )
-    est.fit(wait=True, logs=False)
-    summary = {r["RuleConfigurationName"]: r for r in est.latest_training_job.rule_job_summary()}
+    est.fit(wait=False)
+    summary = _wait_for_rules(est)
     job = est.latest_training_job.name
     out = {}
     for rule in rules:
@@ -190,6 +190,20 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
         out[rule] = {"status": s.get("RuleEvaluationStatus", "missing"), "details": s.get("StatusDetails", ""), "first": first}
     out["_debug_path"] = {"path": str(work / "out" / job / "debug-output")}
     return out
+
+
+def _wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, Any]]:
+    """Poll the local job (0.25 s, not the SDK's 5 s) until it and all its rules are final."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        desc = est.latest_training_job.describe()
+        rules = {r["RuleConfigurationName"]: r for r in desc.get("DebugRuleEvaluationStatuses", [])}
+        done = desc["TrainingJobStatus"] in ("Completed", "Failed", "Stopped")
+        if done and all(r["RuleEvaluationStatus"] not in ("InProgress", "Stopping") for r in rules.values()):
+            return rules
+        if time.monotonic() > deadline:
+            return rules
+        time.sleep(0.25)
 
 
 def _snake(name: str) -> str:

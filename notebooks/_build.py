@@ -131,7 +131,7 @@ CUSTOM_RULES = [
     new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
     new_markdown_cell("## The same rule on the trial, interactively\n\n`invoke_rule` runs it step by step, exactly like smdebug."),
     new_code_cell(
-        "from large_gradient import LargeGradient\n"
+        "from large_gradient import LargeGradient\n\n"
         "from sagemaker_debugger_ext.rules import RuleEvaluationConditionMet\n\n"
         "trial = create_trial(estimator.latest_job_debugger_artifacts_path())\n"
         "try:\n"
@@ -238,7 +238,7 @@ PROFILER = [
     new_code_cell("job = estimator.latest_training_job\nprint(rule_summary(job.describe()))"),
     new_markdown_cell("## System and framework metrics\n\n`create_profiler_trial` reads them; `system_metrics_df()` gives a pandas DataFrame."),
     new_code_cell(
-        "import matplotlib.pyplot as plt\n"
+        "import matplotlib.pyplot as plt\n\n"
         "from sagemaker_debugger_ext.profiler import create_profiler_trial\n\n"
         "ptrial = create_profiler_trial(estimator.latest_job_profiler_artifacts_path())\n"
         "system = ptrial.system_metrics_df()\n"
@@ -253,7 +253,7 @@ PROFILER = [
     ),
     new_markdown_cell("## The HTML report\n\nThe same file as `sagemaker-debugger-ext report JOB`."),
     new_code_cell(
-        "from IPython.display import HTML\n"
+        "from IPython.display import HTML\n\n"
         "from sagemaker_debugger_ext.profiler import render_profiler_report\n\n"
         "report = render_profiler_report(ptrial, \"profiler-report\")\n"
         "print(report)\n"
@@ -270,7 +270,7 @@ XGBOOST = [
     ),
     new_code_cell(
         "from pathlib import Path\n\nfrom sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Estimator, Rule, rule_configs\n"
-        "from sagemaker_debugger_ext.reports import job_report_html, rule_summary, plot_tensor\n"
+        "from sagemaker_debugger_ext.reports import job_report_html, plot_tensor, rule_summary\n"
         "from sagemaker_debugger_ext.trials import create_trial\n\n" + ROLE + "\n\n"
         "every_step = {\"save_interval\": \"1\"}\n"
         "estimator = Estimator(\n"

@@ -95,8 +95,19 @@ class Estimator(_sdk_estimator.Estimator):
             self.output_path = self.sagemaker_session.default_output_path()
         super()._prepare_for_training(job_name=job_name)
 
+    def _debugger_inputs(self) -> dict[str, Any]:
+        """The Debugger attributes, converted again (they may have been reassigned after construction)."""
+        return convert_debugger_arguments(
+            {
+                "rules": self.rules,
+                "debugger_hook_config": self.debugger_hook_config,
+                "tensorboard_output_config": self.tensorboard_output_config,
+                "profiler_config": self.profiler_config,
+            }
+        )
+
     def _prepare_rules(self) -> None:
-        rules = self.rules or []
+        rules = self._debugger_inputs()["rules"] or []
         self.debugger_rules = [r for r in rules if isinstance(r, Rule)]
         self.profiler_rules = [r for r in rules if isinstance(r, ProfilerRule)]
 
@@ -105,11 +116,12 @@ class Estimator(_sdk_estimator.Estimator):
 
     def _prepare_profiler_for_training(self) -> None:
         session = self.sagemaker_session
+        inputs = self._debugger_inputs()
         plan = _request.build_debugger_request(
-            rules=self.rules,
-            debugger_hook_config=self.debugger_hook_config,
-            tensorboard_output_config=self.tensorboard_output_config,
-            profiler_config=self.profiler_config,
+            rules=inputs["rules"],
+            debugger_hook_config=inputs["debugger_hook_config"],
+            tensorboard_output_config=inputs["tensorboard_output_config"],
+            profiler_config=inputs["profiler_config"],
             disable_profiler=bool(self.disable_profiler),
             output_path=self.output_path,
             region=session.boto_region_name,

@@ -9,14 +9,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from . import modes
 from ._container_env import USE_SMDEBUG_ENV
-from ._modes import ModeKeys
 from ._pytorch._hook import Hook, current_hook
 from .hooks._collections import Collection, CollectionKeys
 from .hooks._reduction_config import ReductionConfig, parse_bool
 from .hooks._save_config import SaveConfig, SaveConfigMode
-
-modes = ModeKeys
 
 __all__ = [
     "Collection",

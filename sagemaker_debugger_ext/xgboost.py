@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import os
 
-from ._modes import ModeKeys
+from . import modes
 from ._xgboost._hook import Hook
 from .hooks._collections import Collection, CollectionKeys
 from .hooks._reduction_config import ReductionConfig
 from .hooks._save_config import SaveConfig, SaveConfigMode
-
-modes = ModeKeys
 
 __all__ = [
     "Collection",

@@ -216,7 +216,7 @@ def build_debugger_request(
     if config is not None and not config.s3_output_path:
         config = attrs.evolve(config, s3_output_path=output_path)
     profiler_rule_configs = [
-        _resolve_rule(rule, region, source_uri).to_profiler_rule_config_dict()  # type: ignore[union-attr]
+        _resolve_rule(rule, region, source_uri).to_profiler_rule_config_dict()  # type: ignore[attr-defined]
         for rule in profiler_rules
     ]
     if config is None:

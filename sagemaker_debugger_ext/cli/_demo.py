@@ -39,7 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _rules() -> list[Any]:
-    from ..config import CollectionConfig, Rule, rule_configs
+    from ..config import CollectionConfig, Rule
+    from ..config import rule_configs as configs
+
+    rule_configs: Any = configs
 
     every_step = {"save_interval": "1"}
     return [
@@ -97,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
         base_job_name="demo",
     )
     estimator.fit(wait=False)
-    job = estimator.latest_training_job
-    client = estimator.sagemaker_session.training_client
+    job: Any = estimator.latest_training_job
+    session: Any = estimator.sagemaker_session
+    client = session.training_client
     debug_dir = client.store.paths(job.name).debug_dir
     console.print(f"local job [bold]{job.name}[/] started (lr={args.lr}); Ctrl-C stops it")
     start = time.time()

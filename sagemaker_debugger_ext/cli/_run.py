@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
 
@@ -83,11 +84,12 @@ def run(args: argparse.Namespace) -> int:
         estimator.fit(wait=not args.no_wait, logs=args.logs, job_name=args.job_name)
     except UnexpectedStatusException:
         pass
-    job = estimator.latest_training_job.name
+    latest: Any = estimator.latest_training_job
+    job = latest.name
     if args.no_wait:
         print(f"started local job {job}; follow it with: sagemaker-debugger-ext jobs logs {job} --follow")
         return 0
-    desc = estimator.latest_training_job.describe()
+    desc = latest.describe()
     print_summary(desc)
     print(f"debug output: {estimator.latest_job_debugger_artifacts_path()}")
     return 0 if desc["TrainingJobStatus"] in ("Completed", "Stopped") else 1

@@ -27,13 +27,37 @@ ALL_METRIC_CONFIGS: tuple[type[MetricsConfigBase], ...] = (
 )
 
 
-def _metric(cls: type[MetricsConfigBase], field: str) -> Any:
-    def convert(value: Any) -> Any:
-        from ._convert import to_metrics_config
+def _metric(value: Any, cls: type[MetricsConfigBase], field: str) -> Any:
+    from ._convert import to_metrics_config
 
-        return None if value is None else to_metrics_config(value, cls, field=f"FrameworkProfile.{field}")
+    return None if value is None else to_metrics_config(value, cls, field=f"FrameworkProfile.{field}")
 
-    return convert
+
+def _detailed(value: Any) -> DetailedProfilingConfig | None:
+    result: DetailedProfilingConfig | None = _metric(value, DetailedProfilingConfig, "detailed_profiling_config")
+    return result
+
+
+def _dataloader(value: Any) -> DataloaderProfilingConfig | None:
+    result: DataloaderProfilingConfig | None = _metric(value, DataloaderProfilingConfig, "dataloader_profiling_config")
+    return result
+
+
+def _python(value: Any) -> PythonProfilingConfig | None:
+    result: PythonProfilingConfig | None = _metric(value, PythonProfilingConfig, "python_profiling_config")
+    return result
+
+
+def _horovod(value: Any) -> HorovodProfilingConfig | None:
+    result: HorovodProfilingConfig | None = _metric(value, HorovodProfilingConfig, "horovod_profiling_config")
+    return result
+
+
+def _smdataparallel(value: Any) -> SMDataParallelProfilingConfig | None:
+    result: SMDataParallelProfilingConfig | None = _metric(
+        value, SMDataParallelProfilingConfig, "smdataparallel_profiling_config"
+    )
+    return result
 
 
 @attrs.frozen
@@ -51,21 +75,11 @@ class FrameworkProfile:
     file_max_size: int = 10485760
     file_close_interval: float = 60
     file_open_fail_threshold: int = 50
-    detailed_profiling_config: DetailedProfilingConfig | None = attrs.field(
-        default=None, converter=_metric(DetailedProfilingConfig, "detailed_profiling_config")
-    )
-    dataloader_profiling_config: DataloaderProfilingConfig | None = attrs.field(
-        default=None, converter=_metric(DataloaderProfilingConfig, "dataloader_profiling_config")
-    )
-    python_profiling_config: PythonProfilingConfig | None = attrs.field(
-        default=None, converter=_metric(PythonProfilingConfig, "python_profiling_config")
-    )
-    horovod_profiling_config: HorovodProfilingConfig | None = attrs.field(
-        default=None, converter=_metric(HorovodProfilingConfig, "horovod_profiling_config")
-    )
-    smdataparallel_profiling_config: SMDataParallelProfilingConfig | None = attrs.field(
-        default=None, converter=_metric(SMDataParallelProfilingConfig, "smdataparallel_profiling_config")
-    )
+    detailed_profiling_config: DetailedProfilingConfig | None = attrs.field(default=None, converter=_detailed)
+    dataloader_profiling_config: DataloaderProfilingConfig | None = attrs.field(default=None, converter=_dataloader)
+    python_profiling_config: PythonProfilingConfig | None = attrs.field(default=None, converter=_python)
+    horovod_profiling_config: HorovodProfilingConfig | None = attrs.field(default=None, converter=_horovod)
+    smdataparallel_profiling_config: SMDataParallelProfilingConfig | None = attrs.field(default=None, converter=_smdataparallel)
     start_step: int | None = None
     num_steps: int | None = None
     start_unix_time: int | None = None

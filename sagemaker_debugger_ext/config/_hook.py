@@ -21,18 +21,20 @@ __all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]
 _MAX_COLLECTIONS = 20
 
 
-def _s3(field: str) -> Any:
-    def convert(value: Any) -> str | None:
-        return check_optional_str(field, value, max_len=1024)
-
-    return convert
+def _hook_s3(value: Any) -> str | None:
+    return check_optional_str("DebuggerHookConfig.s3_output_path", value, max_len=1024)
 
 
-def _local(field: str) -> Any:
-    def convert(value: Any) -> str | None:
-        return check_optional_str(field, value, max_len=4096)
+def _hook_local(value: Any) -> str | None:
+    return check_optional_str("DebuggerHookConfig.container_local_output_path", value, max_len=4096)
 
-    return convert
+
+def _tb_s3(value: Any) -> str:
+    return check_str("TensorBoardOutputConfig.s3_output_path", value, max_len=1024)
+
+
+def _tb_local(value: Any) -> str | None:
+    return check_optional_str("TensorBoardOutputConfig.container_local_output_path", value, max_len=4096)
 
 
 def _hook_params(value: Any) -> dict[str, str] | None:
@@ -68,10 +70,8 @@ class DebuggerHookConfig:
     .. versionadded:: 0.1.0
     """
 
-    s3_output_path: str | None = attrs.field(default=None, converter=_s3("DebuggerHookConfig.s3_output_path"))
-    container_local_output_path: str | None = attrs.field(
-        default=None, converter=_local("DebuggerHookConfig.container_local_output_path")
-    )
+    s3_output_path: str | None = attrs.field(default=None, converter=_hook_s3)
+    container_local_output_path: str | None = attrs.field(default=None, converter=_hook_local)
     hook_parameters: dict[str, str] | None = attrs.field(default=None, converter=_hook_params)
     collection_configs: list[CollectionConfig] | None = attrs.field(default=None, converter=_collections)
 
@@ -98,10 +98,8 @@ class TensorBoardOutputConfig:
     .. versionadded:: 0.1.0
     """
 
-    s3_output_path: str = attrs.field(converter=lambda v: check_str("TensorBoardOutputConfig.s3_output_path", v, max_len=1024))
-    container_local_output_path: str | None = attrs.field(
-        default=None, converter=_local("TensorBoardOutputConfig.container_local_output_path")
-    )
+    s3_output_path: str = attrs.field(converter=_tb_s3)
+    container_local_output_path: str | None = attrs.field(default=None, converter=_tb_local)
 
     def _to_request_dict(self) -> dict[str, Any]:
         """Return the ``TensorBoardOutputConfig`` request fragment (a new dict)."""

@@ -167,6 +167,16 @@ class DataloaderProfilingConfig(MetricsConfigBase):
         return out
 
 
+def _python_profiler(value: Any) -> PythonProfiler:
+    member: PythonProfiler = _enum_member(PythonProfiler, "PythonProfilingConfig.python_profiler", value)
+    return member
+
+
+def _cprofile_timer(value: Any) -> cProfileTimer:
+    member: cProfileTimer = _enum_member(cProfileTimer, "PythonProfilingConfig.cprofile_timer", value)
+    return member
+
+
 @attrs.frozen
 class PythonProfilingConfig(MetricsConfigBase):
     """cProfile / pyinstrument profiling; default steps 9-11 (3 steps)."""
@@ -174,14 +184,8 @@ class PythonProfilingConfig(MetricsConfigBase):
     name: ClassVar[str] = "PythonProfilingConfig"
     default_start_step: ClassVar[int] = 9
     default_num_steps: ClassVar[int] = 3
-    python_profiler: PythonProfiler = attrs.field(
-        default=PythonProfiler.CPROFILE,
-        converter=lambda v: _enum_member(PythonProfiler, "PythonProfilingConfig.python_profiler", v),
-    )
-    cprofile_timer: cProfileTimer = attrs.field(
-        default=cProfileTimer.TOTAL_TIME,
-        converter=lambda v: _enum_member(cProfileTimer, "PythonProfilingConfig.cprofile_timer", v),
-    )
+    python_profiler: PythonProfiler = attrs.field(default=PythonProfiler.CPROFILE, converter=_python_profiler)
+    cprofile_timer: cProfileTimer = attrs.field(default=cProfileTimer.TOTAL_TIME, converter=_cprofile_timer)
 
     def _to_json(self) -> dict[str, Any]:
         out = super()._to_json()

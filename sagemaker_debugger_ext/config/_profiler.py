@@ -57,6 +57,10 @@ def _profile(value: Any) -> Profiler | None:
     return None if value is None else to_profiler(value, field="ProfilerConfig.profile_params")
 
 
+def _s3_output_path(value: Any) -> str | None:
+    return check_optional_str("ProfilerConfig.s3_output_path", value, max_len=1024)
+
+
 @attrs.frozen
 class ProfilerConfig:
     """System monitoring and profiling settings (the request's ``ProfilerConfig``).
@@ -71,9 +75,7 @@ class ProfilerConfig:
     .. versionadded:: 0.1.0
     """
 
-    s3_output_path: str | None = attrs.field(
-        default=None, converter=lambda v: check_optional_str("ProfilerConfig.s3_output_path", v, max_len=1024)
-    )
+    s3_output_path: str | None = attrs.field(default=None, converter=_s3_output_path)
     system_monitor_interval_millis: int | None = attrs.field(default=None)
     framework_profile_params: FrameworkProfile | FixedProfilingParameters | None = attrs.field(
         default=None, converter=_framework

@@ -44,6 +44,22 @@ def _name(value: Any) -> str:
     return check_str("name", value, allow_empty=False, max_len=256)
 
 
+def _image_uri(value: Any) -> str:
+    return check_str("image_uri", value, allow_empty=False, max_len=255)
+
+
+def _instance_type(value: Any) -> str | None:
+    return check_optional_str("instance_type", value)
+
+
+def _local_path(value: Any) -> str | None:
+    return check_optional_str("container_local_output_path", value, max_len=4096)
+
+
+def _s3_path(value: Any) -> str | None:
+    return check_optional_str("s3_output_path", value, max_len=1024)
+
+
 def _volume(value: Any) -> int | None:
     return check_int("volume_size_in_gb", value, minimum=0)
 
@@ -91,17 +107,29 @@ def _other_trials(value: Any) -> list[str]:
     return paths
 
 
+def _action_key(actions: Any) -> Any:
+    """Comparable form of an Action/ActionList (the SDK's action classes define no equality)."""
+    if actions is None:
+        return None
+    if hasattr(actions, "actions"):
+        return tuple(_action_key(a) for a in actions.actions)
+    params = getattr(actions, "action_parameters", None)
+    return (type(actions).__name__, tuple(sorted((params or {}).items())), getattr(actions, "use_default_training_job_prefix", None))
+
+
+def _same_actions(a: Any, b: Any) -> bool:
+    return bool(_action_key(a) == _action_key(b))
+
+
 @attrs.frozen
 class RuleBase:
     """Fields shared by :class:`Rule` and :class:`ProfilerRule` (same order as the SDK)."""
 
     name: str = attrs.field(converter=_name)
-    image_uri: str = attrs.field(converter=lambda v: check_str("image_uri", v, allow_empty=False, max_len=255))
-    instance_type: str | None = attrs.field(converter=lambda v: check_optional_str("instance_type", v))
-    container_local_output_path: str | None = attrs.field(
-        converter=lambda v: check_optional_str("container_local_output_path", v, max_len=4096)
-    )
-    s3_output_path: str | None = attrs.field(converter=lambda v: check_optional_str("s3_output_path", v, max_len=1024))
+    image_uri: str = attrs.field(converter=_image_uri)
+    instance_type: str | None = attrs.field(converter=_instance_type)
+    container_local_output_path: str | None = attrs.field(converter=_local_path)
+    s3_output_path: str | None = attrs.field(converter=_s3_path)
     volume_size_in_gb: int | None = attrs.field(converter=_volume)
     rule_parameters: dict[str, Any] | None = attrs.field(converter=_rule_params)
 
@@ -131,7 +159,7 @@ class Rule(RuleBase):
     collection_configs: list[CollectionConfig] = attrs.field(
         default=None, converter=_collections, alias="collections_to_save"
     )
-    actions: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: _action_key(a) == _action_key(b)))
+    actions: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=_same_actions))
 
     def __attrs_post_init__(self) -> None:
         check_actions("actions", self.actions)
@@ -225,16 +253,6 @@ class Rule(RuleBase):
     def to_debugger_rule_config_dict(self) -> dict[str, Any]:
         """Return this rule's ``DebugRuleConfiguration`` as the SDK builds it (no defaults applied)."""
         return _rule_dict(self, stringify=False)
-
-
-def _action_key(actions: Any) -> Any:
-    """Comparable form of an Action/ActionList (the SDK's action classes define no equality)."""
-    if actions is None:
-        return None
-    if hasattr(actions, "actions"):
-        return tuple(_action_key(a) for a in actions.actions)
-    params = getattr(actions, "action_parameters", None)
-    return (type(actions).__name__, tuple(sorted((params or {}).items())), getattr(actions, "use_default_training_job_prefix", None))
 
 
 def _builtin_name(base_config: Any) -> str:

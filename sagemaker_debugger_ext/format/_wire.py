@@ -5,7 +5,6 @@ Wire types used here: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 
 from .._exceptions import CorruptRecordError
@@ -111,12 +110,3 @@ def iter_fields(
         yield field, wtype, pos, stop
         pos = stop
 
-
-def unpack_double(buf: bytes | memoryview, pos: int) -> float:
-    """Return the little-endian double at ``pos``."""
-    return float(struct.unpack_from("<d", buf, pos)[0])
-
-
-def unpack_float(buf: bytes | memoryview, pos: int) -> float:
-    """Return the little-endian float at ``pos``."""
-    return float(struct.unpack_from("<f", buf, pos)[0])

@@ -8,6 +8,7 @@ import os
 import struct
 import time
 from collections.abc import Callable, Mapping
+from json.encoder import encode_basestring_ascii as _json_str
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -85,7 +86,7 @@ class StepWriter:
         self._tail = self._metadata + _FOOTER
         self._step_field = b"\x10" + _varint(self._step) if self._step else b""
         self._buf = bytearray()
-        self._tensor_index: list[dict[str, Any]] = []
+        self._tensor_index: list[str] = []  # JSON objects, as json.dumps writes them
         self._shape_index: list[dict[str, Any]] = []
         self._offset = 0
         self._closed = False
@@ -128,7 +129,9 @@ class StepWriter:
         buf += enc.content  # copied now: the caller may change its array after this call
         buf += self._tail
         record_size = 16 + payload_size
-        self._tensor_index.append({"tensorname": name, "start_idx": self._offset, "length": record_size})
+        self._tensor_index.append(
+            f'{{"tensorname": {_json_str(name)}, "start_idx": {self._offset}, "length": {record_size}}}'
+        )
         self._offset += record_size
 
     def write_shape(self, name: str, shape: tuple[int, ...], *, original_name: str | None = None) -> None:
@@ -152,8 +155,12 @@ class StepWriter:
             ekey = self.event_key
             self._write(self._path(ekey), self._buf, new_dir=True)
             meta["event_file_name"] = ekey
-        index = {"meta": meta, "tensor_payload": self._tensor_index, "shape_payload": self._shape_index}
-        self._write(self._path(self.index_key), json.dumps(index).encode(), new_dir=False)
+        # byte-identical to json.dumps({"meta": ..., "tensor_payload": [...], "shape_payload": [...]})
+        text = (
+            f'{{"meta": {json.dumps(meta)}, "tensor_payload": [{", ".join(self._tensor_index)}], '
+            f'"shape_payload": {json.dumps(self._shape_index)}}}'
+        )
+        self._write(self._path(self.index_key), text.encode(), new_dir=False)
         self._buf = bytearray()
 
     def _write(self, path: str, data: bytes | bytearray, *, new_dir: bool) -> None:

@@ -69,7 +69,7 @@ def to_cmd_args(hyperparameters: Mapping[str, Any]) -> list[str]:
 
 def profiler_enabled(request: Mapping[str, Any]) -> bool:
     """Whether the request enables the profiler."""
-    cfg = request.get("ProfilerConfig")
+    cfg = request.get("ProfilerConfig") or {}
     return bool(cfg) and not cfg.get("DisableProfiler", False)
 
 

@@ -35,10 +35,10 @@ class LocalSagemakerClient(_SdkLocalClient):
     """
 
     def __init__(self, sagemaker_session: Any = None, *, training: LocalTrainingClient) -> None:
-        super().__init__(sagemaker_session)
+        super().__init__(sagemaker_session)  # type: ignore[no-untyped-call]
         self.training = training
 
-    def create_training_job(self, **request: Any) -> dict[str, Any]:  # type: ignore[override]
+    def create_training_job(self, **request: Any) -> dict[str, Any]:
         """CreateTrainingJob (local, detached)."""
         return self.training.create_training_job(**request)
 
@@ -109,12 +109,14 @@ class LocalSession(_SdkLocalSession):
             default_bucket=default_bucket,
             s3_endpoint_url=s3_endpoint_url,
             disable_local_code=disable_local_code,
-            sagemaker_config=sagemaker_config,
+            sagemaker_config=sagemaker_config,  # type: ignore[arg-type]
             default_bucket_prefix=default_bucket_prefix,
         )
 
-    def _initialize(self, boto_session: Any, sagemaker_client: Any, sagemaker_runtime_client: Any, **kwargs: Any) -> None:
-        super()._initialize(boto_session, sagemaker_client, sagemaker_runtime_client, **kwargs)
+    def _initialize(  # type: ignore[override]
+        self, boto_session: Any, sagemaker_client: Any, sagemaker_runtime_client: Any, **kwargs: Any
+    ) -> None:
+        super()._initialize(boto_session, sagemaker_client, sagemaker_runtime_client, **kwargs)  # type: ignore[no-untyped-call]
         self.training_client = LocalTrainingClient(
             self._job_store, region=self._region_name, settings=self._settings
         )
@@ -137,7 +139,7 @@ class LocalSession(_SdkLocalSession):
         """``file://<cwd>/sagemaker-local-output/``: the output path when none is given."""
         return default_output_path()
 
-    def logs_for_job(  # type: ignore[override]
+    def logs_for_job(
         self, job_name: str, wait: bool = False, poll: float = 0.1, log_type: str = "All", timeout: Any = None
     ) -> None:
         """Print the job's logs; with ``wait=True`` follow them to the end (Ctrl-C stops the job)."""
@@ -149,7 +151,7 @@ class LocalSession(_SdkLocalSession):
         desc = follow_job(self.training_client, job_name, log_type=log_type, poll_s=min(float(poll), 0.2))
         _check_status(job_name, desc)
 
-    def wait_for_job(self, job: str, poll: float = 0.1) -> dict[str, Any]:  # type: ignore[override]
+    def wait_for_job(self, job: str, poll: float = 0.1) -> dict[str, Any]:
         """Wait for a local job without printing its logs; raise if it failed."""
         desc = follow_job(self.training_client, job, log_type="None", poll_s=min(float(poll), 0.2))
         _check_status(job, desc)
@@ -177,4 +179,5 @@ def _check_status(job_name: str, desc: dict[str, Any]) -> None:
         return
     reason = desc.get("FailureReason", "(No reason provided)")
     message = f"Error for Training job {job_name}: {status}. Reason: {reason}"
-    raise UnexpectedStatusException(message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status)
+    raise UnexpectedStatusException(  # type: ignore[no-untyped-call]
+        message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status)

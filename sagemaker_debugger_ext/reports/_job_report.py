@@ -107,13 +107,15 @@ def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any
 
 
 def loss_tensors(trial: Any) -> list[str]:
-    """Names of the loss-like scalars: the ``losses`` collection, else names containing "loss"."""
-    names: list[str] = []
-    if "losses" in trial.collections():
-        names = list(trial.tensor_names(collection="losses"))
-    if not names:
-        names = [n for n in trial.tensor_names() if "loss" in n.lower()]
-    return sorted(names)
+    """Names of the loss-like scalars: the ``losses`` collection, else ``metrics`` (XGBoost),
+    else the tensors whose name contains "loss"."""
+    collections = trial.collections()
+    for name in ("losses", "metrics"):
+        if name in collections:
+            names = list(trial.tensor_names(collection=name))
+            if names:
+                return sorted(names)
+    return sorted(n for n in trial.tensor_names() if "loss" in n.lower())
 
 
 def _rule_parameters(description: Mapping[str, Any], rule: str) -> dict[str, str]:
@@ -145,7 +147,8 @@ def flagged_tensors(
         rule = str(status.get("RuleConfigurationName", ""))
         details = str(status.get("StatusDetails") or "")
         findings = (rule_reports.get(rule) or {}).get("Findings") or []
-        names = list(dict.fromkeys(f["tensor"] for f in findings if isinstance(f, dict) and f.get("tensor") in all_names))
+        found_names = (f.get("tensor") for f in findings if isinstance(f, dict))
+        names = list(dict.fromkeys(n for n in found_names if n in all_names))
         names = names or [n for n in all_names if _mentions(details, n)]
         params = _rule_parameters(description, rule)
         if not names and params.get("tensor_regex"):
@@ -179,12 +182,16 @@ def _img(fig: Any) -> str:
 def _section_losses(trial: Any) -> str:
     names = loss_tensors(trial)
     if not names:
-        return "<h2>Loss curves</h2><p>No loss tensors were saved (add the <code>losses</code> collection).</p>"
+        return (
+            "<h2>Loss curves</h2><p>No loss or metric tensors were saved "
+            "(add the <code>losses</code> or <code>metrics</code> collection).</p>"
+        )
     series: dict[str, tuple[list[int], list[float]]] = {}
     for name in names:
         for mode, xy in tensor_series(trial, name).items():
             series[f"{name} ({mode})"] = xy
-    fig = plot_series(series, title="Loss", ylabel="loss")
+    title = "Loss" if any("loss" in n.lower() for n in names) else "Metrics"
+    fig = plot_series(series, title=title, ylabel="value", legend_title=None)
     return f"<h2>Loss curves</h2>{_img(fig)}"
 
 
@@ -200,9 +207,9 @@ def _findings_table(report: Mapping[str, Any]) -> str:
     findings = [f for f in report.get("Findings") or [] if isinstance(f, dict)][:_MAX_FINDINGS]
     if not findings:
         return ""
+    keys = ("step", "mode", "tensor", "value", "message")
     rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(f.get(k)))}</td>" for k in ("step", "mode", "tensor", "value", "message")) + "</tr>"
-        for f in findings
+        "<tr>" + "".join(f"<td>{html.escape(_cell(f.get(k)))}</td>" for k in keys) + "</tr>" for f in findings
     )
     return f"<table><tr><th>step</th><th>mode</th><th>tensor</th><th>value</th><th>what</th></tr>{rows}</table>"
 
@@ -235,7 +242,8 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
     rows = "".join(
-        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td><td>{format_steps(m.global_steps)}</td></tr>" for m in summary.modes
+        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td><td>{format_steps(m.global_steps)}</td></tr>"
+        for m in summary.modes
     )
     colls = ", ".join(f"{html.escape(k)} ({v})" for k, v in summary.collections.items() if v)
     return (

@@ -122,7 +122,12 @@ def tensor_series(
 
 
 def plot_series(
-    series: dict[str, tuple[list[int], list[float]]], *, title: str, ylabel: str, ax: Any = None
+    series: dict[str, tuple[list[int], list[float]]],
+    *,
+    title: str,
+    ylabel: str,
+    ax: Any = None,
+    legend_title: str | None = "mode",
 ) -> Figure:
     """Plot ``{label: (steps, values)}`` as one line per label; returns the figure."""
     from matplotlib.figure import Figure
@@ -141,7 +146,7 @@ def plot_series(
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     if series:
-        ax.legend(title="mode")
+        ax.legend(title=legend_title)
     return fig
 
 

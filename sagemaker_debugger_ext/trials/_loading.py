@@ -147,8 +147,7 @@ class TrialLoader:
         extent = 0
         for name, start, length in idx.tensors:
             loc = Location(ekey, start, length)
-            if start + length > extent:
-                extent = start + length
+            extent = max(extent, start + length)
             red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
             tname = red[0] if red else name
             tensor = tensors.get(tname)

@@ -181,7 +181,8 @@ class Trial(TrialLoader):
         i = bisect.bisect_left(all_steps, step)
         if i < len(all_steps):
             g = self._global_of(mode, all_steps[i])
-            assert g is not None
+            if g is None:  # cannot happen: all_steps come from the same maps
+                return StepState.NOT_YET_AVAILABLE
             if all_steps[i] > step:
                 return StepState.UNAVAILABLE if self.last_complete_step >= g else StepState.NOT_YET_AVAILABLE
             return StepState.AVAILABLE if self._is_complete(g) else StepState.NOT_YET_AVAILABLE

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -32,8 +34,20 @@ def test_request_prints_example_json() -> None:
     assert request["ProfilerConfig"]["ProfilingIntervalInMilliseconds"] == 500
 
 
-def test_request_missing_variable_is_a_clear_error() -> None:
-    """--var naming no variable exits 2 with a one-line message."""
-    out = _run("examples/estimator_request.py", "--var", "nope")
-    assert out.returncode == 2
-    assert "defines no module-level variable 'nope'" in out.stderr
+def test_request_missing_variable_is_a_clear_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """--var naming no variable exits 2 with a one-line message (in-process)."""
+    from sagemaker_debugger_ext.cli import main
+
+    monkeypatch.chdir(REPO)
+    assert main(["request", "examples/estimator_request.py", "--var", "nope"]) == 2
+    assert "defines no module-level variable 'nope'" in capsys.readouterr().err
+
+
+def test_request_rejects_non_estimator(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A variable that is not our Estimator is a clear one-line error."""
+    from sagemaker_debugger_ext.cli import main
+
+    script = tmp_path / "not_estimator.py"
+    script.write_text("estimator = 42\n")
+    assert main(["request", str(script)]) == 2
+    assert "'estimator' must be a sagemaker_debugger_ext.Estimator (got 42)" in capsys.readouterr().err

@@ -243,3 +243,13 @@ def test_pipeline_session_fit_returns_step_arguments(aws: None) -> None:
     request = session.context.args
     assert request["DebugRuleConfigurations"][0]["RuleConfigurationName"] == "Overfit"
     assert request["DebugHookConfig"] == {"S3OutputPath": "s3://b/out", "CollectionConfigurations": []}
+
+
+def test_reassigned_sdk_rules_are_converted(aws: None) -> None:
+    """sagemaker.debugger rules assigned to estimator.rules after construction are still used."""
+    import sagemaker.debugger as d
+
+    est = _estimator()
+    est.rules = [d.Rule.sagemaker(d.rule_configs.overfit())]
+    request = est.training_job_request(job_name="reassigned")
+    assert request["DebugRuleConfigurations"][0]["RuleConfigurationName"] == "Overfit"

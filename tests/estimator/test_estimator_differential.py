@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -254,4 +253,3 @@ def test_scenario_table_covers_reference_rows() -> None:
     assert len(SCENARIOS) >= 30
 
 
-_ = types  # keep import for readers building namespaces by hand

@@ -32,6 +32,7 @@ def _spec() -> dict[str, np.ndarray]:
     arrays["empty"] = np.zeros((0, 3), np.float32)
     arrays["strings"] = np.array(["alpha", "béta", ""])
     arrays["big"] = rng.normal(size=(300,)).astype(np.float64)
+    arrays['naïve "quoted" name'] = np.arange(3, dtype=np.int64)  # JSON escaping in the index
     return arrays
 
 

@@ -58,3 +58,16 @@ def test_cli_errors(scripts_dir: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert "'SCRIPT' must be an existing file" in capsys.readouterr().err
     assert main(["jobs", "describe", "no-such-job"]) == 2
     assert "no local training job named 'no-such-job'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_cli_demo_rule_stops_bad_lr(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`demo`: the bad learning rate makes ExplodingTensor fire and stop the PyTorch job."""
+    pytest.importorskip("torch")
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--no-live", "--steps", "60"]) == 0
+    text = capsys.readouterr().out
+    assert "Stopped" in text and "ExplodingTensor" in text and "IssuesFound" in text
+    assert (tmp_path / "sagemaker-local-output").is_dir()

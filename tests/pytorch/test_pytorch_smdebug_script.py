@@ -83,7 +83,7 @@ def our_run(tmp_path_factory: pytest.TempPathFactory, smdebug_runs: Path) -> Pat
     (tmp / "train.py").write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if k not in ("TRAINING_JOB_NAME", "RANK", "WORLD_SIZE")}
     env["SMDEBUG_CONFIG_FILE_PATH"] = str(tmp / "hook.json")
-    proc = subprocess.run([sys.executable, str(tmp / "train.py")], env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, str(tmp / "train.py")], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     return tmp
 
@@ -171,7 +171,7 @@ def test_real_smdebug_reads_our_output(our_run: Path, smdebug_python: Path) -> N
     """smdebug 1.0.34's create_trial reads our files with identical steps, names and values."""
     proc = subprocess.run(
         [str(smdebug_python), "-c", SMDEBUG_READER, str(our_run / "run")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -186,7 +186,7 @@ def test_real_smdebug_reads_our_output(our_run: Path, smdebug_python: Path) -> N
     for key, values in got["values"].items():
         step, name = key.split("|", 1)
         if isinstance(values, str):
-            assert not ours.tensor(name).reduction_values(int(step)) == {}
+            assert ours.tensor(name).reduction_values(int(step)) != {}
             continue
         np.testing.assert_allclose(values, np.asarray(ours.tensor(name).value(int(step)), dtype=np.float64).reshape(-1))
     assert got["values"]["0|relu_output_0"] == "reductions:l2False,maxFalse,meanFalse,meanTrue"
