@@ -329,9 +329,15 @@ QUIET = new_code_cell(
 )
 
 
+def cells_of(name: str) -> list:  # type: ignore[type-arg]
+    """The cells of one notebook: its title, the QUIET cell, then the rest."""
+    cells = NOTEBOOKS[name]
+    return [cells[0], QUIET, *cells[1:]]
+
+
 def main() -> None:
-    for name, cells in NOTEBOOKS.items():
-        nb = new_notebook(cells=[cells[0], QUIET, *cells[1:]])
+    for name in NOTEBOOKS:
+        nb = new_notebook(cells=cells_of(name))
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
         nb.metadata["language_info"] = {"name": "python"}
         for i, cell in enumerate(nb.cells):

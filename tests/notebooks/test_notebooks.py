@@ -58,6 +58,19 @@ def test_every_notebook_is_listed():
     assert sorted(n.name for n in NOTEBOOKS) == sorted(REQUIRES)
 
 
+def test_notebooks_are_built_and_clean():
+    """The committed notebooks equal what notebooks/_build.py writes, without outputs."""
+    spec = importlib.util.spec_from_file_location("_build_notebooks", NOTEBOOKS_DIR / "_build.py")
+    assert spec is not None and spec.loader is not None
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    for name in builder.NOTEBOOKS:
+        nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)
+        expected = [c.source for c in builder.cells_of(name)]
+        assert [c.source for c in nb.cells] == expected, f"{name} differs from notebooks/_build.py: run it"
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{name} has stored outputs"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
