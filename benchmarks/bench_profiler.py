@@ -25,9 +25,9 @@ from pathlib import Path
 import psutil
 
 REPO = Path(__file__).resolve().parent.parent
-BLOCKS = 12  # pairs
+BLOCKS = 30  # pairs
 STEPS_PER_BLOCK = 200
-BLOCK_SECONDS = 1.5  # a block ends after this long even if the machine is slow
+BLOCK_SECONDS = 0.8  # a block ends after this long even if the machine is slow
 
 
 def _make_step() -> Callable[[], None]:
@@ -120,7 +120,7 @@ def run() -> dict[str, object]:
                         _wait(lambda: _samples(out) > before, "monitor did not resume")  # noqa: B023
                     else:
                         _wait_quiet(out)
-                    time.sleep(0.5)
+                    time.sleep(0.3)
                     c0, w0 = sum(ps.cpu_times()[:2]), time.perf_counter()
                     (on if sampling else off).append(_block(step))
                     if sampling:

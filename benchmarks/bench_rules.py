@@ -249,6 +249,8 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-rules-"))
     t0 = time.perf_counter()
     done: list[tuple[dict[str, Any], int | None]] = []
+    saved_home = os.environ.get("SAGEMAKER_DEBUGGER_EXT_HOME")
+    os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = str(root / "job-store")  # keep the user's job store clean
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
@@ -258,6 +260,10 @@ def run() -> dict[str, Any]:
             done += [(f.result(), o) for f, o in futures]
         per_rule, _ = _score(done)
     finally:
+        if saved_home is None:
+            os.environ.pop("SAGEMAKER_DEBUGGER_EXT_HOME", None)
+        else:
+            os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = saved_home
         if not os.environ.get("RULES_BENCH_KEEP"):
             shutil.rmtree(root, ignore_errors=True)
     tp = sum(d["tp"] for d in per_rule.values())

@@ -56,7 +56,7 @@ QUICKSTART = [
         ")\n"
         "estimator.fit(wait=True, logs=False)"
     ),
-    new_markdown_cell("## The rule summary\n\n`fit()` returns once training and the rules have finished. The statuses are those `DescribeTrainingJob` returns on SageMaker."),
+    new_markdown_cell("## The rule summary\n\n`fit()` returns once training and the rules have finished. `rule_summary` formats what `DescribeTrainingJob` returns, exactly as on SageMaker; the SDK call `estimator.latest_training_job.rule_job_summary()` gives the same statuses as a list of dicts."),
     new_code_cell("job = estimator.latest_training_job\nsummary = rule_summary(job.describe())\nprint(summary)"),
     new_markdown_cell("## The flagged tensors\n\nOpen the job's debug output as a trial and plot what each rule that found issues looked at."),
     new_code_cell(
@@ -253,11 +253,13 @@ PROFILER = [
     ),
     new_markdown_cell("## The HTML report\n\nThe same file as `sagemaker-debugger-ext report JOB`."),
     new_code_cell(
+        "import html\n\n"
         "from IPython.display import HTML\n\n"
         "from sagemaker_debugger_ext.profiler import render_profiler_report\n\n"
         "report = render_profiler_report(ptrial, \"profiler-report\")\n"
         "print(report)\n"
-        "HTML(report.read_text())"
+        "# An iframe keeps the report's styles away from the notebook's.\n"
+        "HTML(f'<iframe srcdoc=\"{html.escape(report.read_text())}\" width=\"100%\" height=\"600\"></iframe>')"
     ),
 ]
 
@@ -306,8 +308,13 @@ XGBOOST = [
     ),
     new_markdown_cell("## The job report\n\nOne self-contained HTML file (also `sagemaker-debugger-ext report JOB`)."),
     new_code_cell(
+        "import html\n\n"
         "from IPython.display import HTML\n\n"
-        "HTML(job_report_html(job.describe(), trial=trial))"
+        "page = job_report_html(job.describe(), trial=trial)\n"
+        "with open(\"job-report.html\", \"w\") as f:\n"
+        "    f.write(page)\n"
+        "# An iframe keeps the report's styles away from the notebook's.\n"
+        "HTML(f'<iframe srcdoc=\"{html.escape(page)}\" width=\"100%\" height=\"600\"></iframe>')"
     ),
 ]
 

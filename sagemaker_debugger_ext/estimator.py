@@ -128,6 +128,13 @@ class Estimator(_sdk_estimator.Estimator):
             job_name=self._current_job_name,
             detailed_profiler_rule_name=name_from_base(DETAILED_PROFILER_PREFIX),
             source_uri=rule_source_resolver(self, upload=not self._dry_run),
+            hook_disabled_by_checkpointing=_request.checkpointing_disables_hook(
+                framework_name=getattr(self, "_framework_name", None),
+                checkpoint_s3_uri=self.checkpoint_s3_uri,
+                checkpoint_local_path=self.checkpoint_local_path,
+                instance_count=self.instance_count,
+                distribution=getattr(self, "distribution", None),
+            ),
         )
         self._pending_debugger = plan
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ._request._debugger import (
     DebuggerRequest,
     build_debugger_request,
+    checkpointing_disables_hook,
     merge_collections,
 )
 from ._request._paths import (
@@ -33,6 +34,7 @@ __all__ = [
     "DebuggerRequest",
     "artifacts_path",
     "build_debugger_request",
+    "checkpointing_disables_hook",
     "create_training_job_shape",
     "debugger_artifacts_path",
     "merge_collections",

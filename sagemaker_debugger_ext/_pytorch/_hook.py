@@ -133,17 +133,23 @@ class Hook(BaseHook):
     def _forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
         if self._disabled or self._closed:
             return
-        with self._guard():
-            if self._handles:
-                self._detach()
-            self._start_step()
-            self._io_index.clear()
-            if self._metrics is not None:
-                self._forward_started = time.time()
-            if self._due:
-                self._attach()
-                for name, param in self._params:
-                    self._save_for_tensor(name, param)
+        if self.never_crash:
+            with self._guard():
+                self._next_step()
+        else:
+            self._next_step()
+
+    def _next_step(self) -> None:
+        if self._handles:
+            self._detach()
+        self._start_step()
+        self._io_index.clear()
+        if self._metrics is not None:
+            self._forward_started = time.time()
+        if self._due:
+            self._attach()
+            for name, param in self._params:
+                self._save_for_tensor(name, param)
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
         if self._metrics is not None and self._forward_started:

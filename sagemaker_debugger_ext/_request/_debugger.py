@@ -28,7 +28,7 @@ from ..config._images import (
 from ..config._profiler import ProfilerConfig
 from ..config._rules import ProfilerRule, Rule, RuleBase
 
-__all__ = ["DebuggerRequest", "build_debugger_request", "merge_collections"]
+__all__ = ["DebuggerRequest", "build_debugger_request", "checkpointing_disables_hook", "merge_collections"]
 
 SourceResolver = Callable[[RuleBase, str], str]
 
@@ -87,6 +87,27 @@ def merge_collections(rules: Sequence[Rule], hook: DebuggerHookConfig | None) ->
     return merged
 
 
+def checkpointing_disables_hook(
+    *,
+    framework_name: str | None,
+    checkpoint_s3_uri: str | None,
+    checkpoint_local_path: str | None,
+    instance_count: Any,
+    distribution: Any = None,
+) -> bool:
+    """SDK v2 ``Framework`` rule: checkpointing + distributed MXNet/PyTorch/TensorFlow turns the hook off.
+
+    True when both checkpoint settings are given, the framework is mxnet, pytorch or
+    tensorflow, and the job is distributed (``instance_count > 1``, a pipeline-variable
+    count, or a ``distribution``).
+    """
+    if not (checkpoint_s3_uri and checkpoint_local_path) or framework_name not in {"mxnet", "pytorch", "tensorflow"}:
+        return False
+    if not isinstance(instance_count, int):
+        return True  # a pipeline variable: the SDK disables the hook to allow any count
+    return instance_count > 1 or distribution is not None
+
+
 def _resolve_rule(rule: RuleBase, region: str, source_uri: SourceResolver | None) -> RuleBase:
     changes: dict[str, Any] = {}
     if rule.is_builtin:
@@ -139,6 +160,7 @@ def build_debugger_request(
     job_name: str,
     detailed_profiler_rule_name: str,
     source_uri: SourceResolver | None = None,
+    hook_disabled_by_checkpointing: bool = False,
 ) -> DebuggerRequest:
     """Build the Debugger keys exactly as SDK v2's ``fit()`` would (see module docstring).
 
@@ -158,6 +180,8 @@ def build_debugger_request(
             added when ``profile_params`` is set and no ProfilerRule is given.
         source_uri: ``(rule, local_source) -> uri`` for custom rules with a local source;
             ``None`` leaves local sources as they are.
+        hook_disabled_by_checkpointing: Drop the hook, as SDK v2 frameworks do for
+            distributed jobs with checkpointing (see :func:`checkpointing_disables_hook`).
 
     Raises:
         UnsupportedRegionError: a rule image or a hook config in an unsupported region.
@@ -187,6 +211,8 @@ def build_debugger_request(
                 f"region {region!r} has no Debugger; pass debugger_hook_config=False or use another region"
             )
             raise UnsupportedRegionError(msg, field="debugger_hook_config", value=region)
+        hook = False
+    if hook_disabled_by_checkpointing and hook:
         hook = False
     hook_dict = None
     if isinstance(hook, DebuggerHookConfig):

@@ -8,12 +8,13 @@ resolves every collection once, at its first step (``CollectionManager.prepare``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
+from .._modes import ModeKeys
 from ._reduction_config import ReductionConfig
-from ._save_config import SaveConfig
+from ._save_config import SaveConfig, SaveConfigMode
 
 __all__ = [
     "NON_HISTOGRAM_COLLECTIONS",
@@ -131,6 +132,15 @@ class Collection:
         self.save_config = save_config
         self.save_histogram = save_histogram
         self.include(list(include_regex or ()))
+
+    @property
+    def save_config(self) -> SaveConfig | None:
+        """The collection's schedule (None: the hook's); a dict of modes is accepted, as smdebug."""
+        return self._save_config
+
+    @save_config.setter
+    def save_config(self, value: SaveConfig | Mapping[ModeKeys, SaveConfigMode] | SaveConfigMode | None) -> None:
+        self._save_config = None if value is None else SaveConfig.parse(value)
 
     def include(self, regex: str | Iterable[str]) -> None:
         """Add one regex or a list of regexes (duplicates are ignored)."""

@@ -113,6 +113,7 @@ class BaseHook:
         self._disabled = False
         self._closed = False
         self._to_save: list[Collection] = []
+        self._schedules: dict[ModeKeys, list[tuple[Collection, SaveConfigMode]]] = {}
         self._due: frozenset[Collection] = frozenset()
         self._tensor_colls: dict[str, tuple[Collection, ...]] = {}
         self._pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]] = {}
@@ -178,6 +179,15 @@ class BaseHook:
         self._to_save = [c for c in cm if every or c.name in self.include_collections]
         for coll in cm:
             self._complete(coll)
+        train_only = (ModeKeys.EVAL, ModeKeys.PREDICT)
+        self._schedules = {
+            m: [
+                (c, c.save_config.get_save_config(m))  # type: ignore[union-attr]
+                for c in self._to_save
+                if not (m in train_only and c.name in TRAIN_ONLY_COLLECTIONS)
+            ]
+            for m in ModeKeys
+        }
         self._prepared = True
 
     def _collections_of(self, name: str) -> tuple[Collection, ...]:
@@ -198,27 +208,18 @@ class BaseHook:
         Raises:
             HookConfigError: ``mode`` is not a :class:`ModeKeys` member.
         """
-        if not isinstance(mode, ModeKeys):
-            try:
-                mode = ModeKeys(mode)
-            except ValueError:
-                raise HookConfigError(
-                    field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode), field="mode"
-                ) from None
-        self.mode = mode
+        if mode not in ModeKeys.__members__.values():
+            msg = field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode)
+            raise HookConfigError(msg, field="mode", value=mode)
+        self.mode = ModeKeys(mode)
         if self._prepared and self.step >= 0:
             self._due = self._compute_due()
 
     def _compute_due(self) -> frozenset[Collection]:
         if not self._writes:
             return frozenset()
-        mode, step = self.mode, self.mode_steps[self.mode]
-        skip_train_only = mode in (ModeKeys.EVAL, ModeKeys.PREDICT)
-        return frozenset(
-            c
-            for c in self._to_save
-            if not (skip_train_only and c.name in TRAIN_ONLY_COLLECTIONS) and c.save_config.should_save_step(mode, step)  # type: ignore[union-attr]
-        )
+        step = self.mode_steps[self.mode]
+        return frozenset(c for c, schedule in self._schedules[self.mode] if schedule.should_save_step(step))
 
     def _start_step(self, at: int | None = None) -> None:
         """Close the running step and open the next one (smdebug's ``_increment_step``).
@@ -244,14 +245,8 @@ class BaseHook:
 
     def _output_for_step(self) -> StepOutput:
         if self._output is None:
-            self._output = StepOutput(
-                self.out_dir,
-                worker=self.worker,
-                step=self.step,
-                mode=self._step_mode,
-                mode_step=self._step_mode_step,
-                tensorboard=self._tb,
-            )
+            self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
+                                      mode_step=self._step_mode_step, tensorboard=self._tb)  # fmt: skip
         return self._output
 
     def _end_step(self) -> None:

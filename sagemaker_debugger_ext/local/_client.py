@@ -6,6 +6,7 @@ use it directly; :class:`~sagemaker_debugger_ext.local.LocalSession` plugs it in
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ._job_store import (
     read_json,
     validate_job_name,
 )
+from ._profiler_updates import UPDATES_FILE
 from ._runner import pid_alive
 
 __all__ = ["DEFAULT_OUTPUT_DIR", "LocalTrainingClient", "default_output_path"]
@@ -157,7 +159,7 @@ class LocalTrainingClient:
         state = self._state(TrainingJobName)
         paths = self.store.paths(TrainingJobName)
         launch = read_json(paths.root / LAUNCH_FILE) or {}
-        updates = read_json(paths.root / "updates.json") or {}
+        updates = read_json(paths.root / UPDATES_FILE) or {}
         return describe_response(
             request,
             state,
@@ -197,10 +199,18 @@ class LocalTrainingClient:
         return {}
 
     def update_training_job(self, TrainingJobName: str, **changes: Any) -> dict[str, Any]:
-        """UpdateTrainingJob: records ProfilerConfig / ProfilerRuleConfigurations changes.
+        """UpdateTrainingJob: ProfilerConfig / ProfilerRuleConfigurations of a local job.
 
-        The new values show in ``describe_training_job``; a running local job keeps the
-        profiler settings it started with (documented difference).
+        The change is recorded atomically in the job's ``updates.json`` (``describe_training_job``
+        shows it at once). A running job's supervisor applies it within one poll: it rewrites
+        each host's ``profilerconfig.json`` (the system monitor follows a new
+        ``ProfilingIntervalInMilliseconds`` live), starts the monitor when profiling gets
+        enabled and stops it on ``DisableProfiler: true``, and starts the rule processes of
+        new ``ProfilerRuleConfigurations``.
+
+        Raises:
+            JobNotFoundError: no such local job.
+            LocalJobInputError: an unknown parameter, or a rule name the job already has.
         """
         paths = self.store.require(TrainingJobName)
         allowed = {"ProfilerConfig", "ProfilerRuleConfigurations", "ResourceConfig", "RemoteDebugConfig"}
@@ -208,19 +218,37 @@ class LocalTrainingClient:
         if unknown:
             msg = field_error_message("UpdateTrainingJob parameter", f"one of {sorted(allowed)}", unknown[0])
             raise LocalJobInputError(msg)
-        updates = read_json(paths.root / "updates.json") or {}
-        request = self.store.read_request(TrainingJobName)
+        with open(paths.root / ".updates.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent updates from several processes: none lost
+            self._record_update(paths, TrainingJobName, changes)
+        return {"TrainingJobArn": training_job_arn(self.region, TrainingJobName)}
+
+    def _record_update(self, paths: JobPaths, name: str, changes: Mapping[str, Any]) -> None:
+        updates = read_json(paths.root / UPDATES_FILE) or {}
+        request = self.store.read_request(name)
         for key, value in changes.items():
             if key == "ProfilerConfig":
                 base = dict(updates.get("ProfilerConfig") or request.get("ProfilerConfig") or {})
                 base.update(value)
                 updates[key] = base
             elif key == "ProfilerRuleConfigurations":
-                updates[key] = list(request.get(key) or []) + list(value)
+                current = list(updates.get(key) or request.get(key) or [])
+                taken = {str(c.get("RuleConfigurationName")) for c in current}
+                taken |= {str(c.get("RuleConfigurationName")) for c in request.get("DebugRuleConfigurations") or []}
+                for cfg in value:
+                    name = cfg.get("RuleConfigurationName")
+                    if name in taken:
+                        msg = field_error_message(
+                            "ProfilerRuleConfigurations[].RuleConfigurationName",
+                            "a name the job's rules do not already use",
+                            name,
+                        )
+                        raise LocalJobInputError(msg)
+                    taken.add(str(name))
+                updates[key] = current + list(value)
             else:
                 updates[key] = value
-        atomic_write_json(paths.root / "updates.json", updates)
-        return {"TrainingJobArn": training_job_arn(self.region, TrainingJobName)}
+        atomic_write_json(paths.root / UPDATES_FILE, updates)
 
     # --- waiting ------------------------------------------------------------------------
     def wait_supervisor_exit(self, name: str, *, timeout_s: float = 15.0) -> bool:

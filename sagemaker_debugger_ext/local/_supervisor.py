@@ -17,13 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._container_env import TRAINING_END_MARKER
+from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import StorageError
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
+from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
 from ._runner import ChildProcess, failure_reason, terminate_all
 from ._sync import Syncer, SyncTarget, pack_folder
@@ -82,6 +83,12 @@ class Supervisor:
         self.training: list[ChildProcess] = []
         self.hosts: list[HostSetup] = []
         self.monitor: ChildProcess | None = None
+        self.retired_monitors: list[ChildProcess] = []
+        self.syncer: Syncer | None = None
+        self.profiler_active = profiler_enabled(self.request)
+        self._profiler_ever_enabled = self.profiler_active
+        self._updates = UpdateWatcher(paths)
+        self._spec: JobSpec | None = None
         self._signalled = threading.Event()
 
     # --- state --------------------------------------------------------------------------
@@ -131,25 +138,72 @@ class Supervisor:
             folder.mkdir(parents=True, exist_ok=True)
 
     def _start_side_processes(self, spec: JobSpec) -> None:
+        self.rules.extend(self._rule_containers(spec, self.request))
+        if self.profiler_active:
+            self._start_monitor(spec, self.request["ProfilerConfig"])
+
+    def _start_monitor(self, spec: JobSpec, config: dict[str, Any]) -> None:
+        """Start the system monitor of host algo-1, watching its ``profilerconfig.json``."""
+        if not self.launch.get("StartMonitor", True) or self.monitor is not None:
+            return
+        interval = int(config.get("ProfilingIntervalInMilliseconds") or 500)
+        argv = [
+            sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
+            "--output-dir", str(self.paths.profiler_dir), "--interval-ms", str(interval),
+            "--host", spec.hosts[0], "--host-index", "1",
+        ]  # fmt: skip
+        if self.hosts:
+            argv += ["--config-file", str(self.hosts[0].paths.config_file(CONFIG_FILE_PROFILER))]
+        env = {**self.environ, "PYTHONUNBUFFERED": "1"}
+        self.monitor = ChildProcess(
+            "monitor", argv, env=env, cwd=self.paths.root, log_path=self.paths.logs_dir / "monitor.log"
+        )
+
+    def _apply_updates(self, spec: JobSpec) -> None:
+        """Apply a new UpdateTrainingJob (``updates.json``) to the running job."""
+        updates = self._updates.poll()
+        if updates is None:
+            return
+        config = updates.get("ProfilerConfig")
+        if isinstance(config, dict):
+            for host in self.hosts:
+                path = host.paths.config_file(CONFIG_FILE_PROFILER)
+                write_host_profiler_config(path, config, local_path=self.paths.profiler_dir)
+            self.profiler_active = not bool(config.get("DisableProfiler", False))
+            if self.profiler_active:
+                self._profiler_ever_enabled = True
+                self._add_profiler_sync(spec, config)
+                self._start_monitor(spec, config)
+            elif self.monitor is not None:
+                self.monitor.terminate()  # reaped at the end of the job
+                self.retired_monitors.append(self.monitor)
+                self.monitor = None
+        known = {r.spec.name for r in self.rules}
+        new_rules = [c for c in updates.get("ProfilerRuleConfigurations") or [] if c.get("RuleConfigurationName") not in known]
+        if new_rules:
+            request = {"TrainingJobName": spec.job_name, "ProfilerRuleConfigurations": new_rules}
+            for container in self._rule_containers(spec, request):
+                self.rules.append(container)
+                if self.syncer is not None:
+                    self.syncer.add(SyncTarget(container.output_dir, container.spec.output_uri))
+        self.write()
+
+    def _rule_containers(self, spec: JobSpec, request: dict[str, Any]) -> list[RuleContainer]:
         modules = {
             "debug": str(self.launch.get("DebugRuleModule") or "sagemaker_debugger_ext.rules"),
             "profiler": str(self.launch.get("ProfilerRuleModule") or "sagemaker_debugger_ext.profiler.rules"),
         }
         env = {**self.environ, "PYTHONUNBUFFERED": "1"}
         region = str(self.launch.get("Region") or "us-east-1")
-        for rs in rule_specs(self.request, self.paths, output_path=spec.output_path, region=region, modules=modules):
-            poll = float(self.launch.get("RulePollSeconds", 0.1))
-            self.rules.append(RuleContainer(rs, self.paths, env=env, poll_interval_s=poll))
-        if profiler_enabled(self.request) and self.launch.get("StartMonitor", True):
-            interval = int(self.request["ProfilerConfig"].get("ProfilingIntervalInMilliseconds") or 500)
-            argv = [
-                sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
-                "--output-dir", str(self.paths.profiler_dir), "--interval-ms", str(interval),
-                "--host", spec.hosts[0], "--host-index", "1",
-            ]  # fmt: skip
-            self.monitor = ChildProcess(
-                "monitor", argv, env=env, cwd=self.paths.root, log_path=self.paths.logs_dir / "monitor.log"
-            )
+        poll = float(self.launch.get("RulePollSeconds", 0.1))
+        specs = rule_specs(request, self.paths, output_path=spec.output_path, region=region, modules=modules)
+        return [RuleContainer(rs, self.paths, env=env, poll_interval_s=poll) for rs in specs]
+
+    def _add_profiler_sync(self, spec: JobSpec, config: dict[str, Any]) -> None:
+        if self.syncer is None or any(t.local_dir == self.paths.profiler_dir for t in self.syncer.targets):
+            return
+        base = config.get("S3OutputPath") or spec.output_path
+        self.syncer.add(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
 
     def _sync_targets(self, spec: JobSpec) -> list[SyncTarget]:
         targets = []
@@ -188,6 +242,8 @@ class Supervisor:
     def _watch_training(self, spec: JobSpec) -> None:
         while True:
             self._check_stop(spec)
+            if self.stop_reason is None:
+                self._apply_updates(spec)
             changed = False
             for rule in self.rules:
                 before = dict(rule.status)
@@ -227,7 +283,7 @@ class Supervisor:
 
     def _end_markers(self) -> None:
         _touch_atomic(self.paths.debug_dir / TRAINING_END_MARKER)
-        if profiler_enabled(self.request):
+        if self._profiler_ever_enabled:
             _touch_atomic(self.paths.profiler_dir / TRAINING_END_MARKER)
             _touch_atomic(self.paths.profiler_dir / "system" / TRAINING_END_MARKER)
 
@@ -255,7 +311,8 @@ class Supervisor:
             self.state["OutputPath"] = spec.output_path
             self._prepare(spec)
             self._start_side_processes(spec)
-            syncer = Syncer(self._sync_targets(spec))
+            syncer = self.syncer = Syncer(self._sync_targets(spec))
+            self._apply_updates(spec)  # an update made while the job was starting
             sync_thread = _SyncThread(syncer, float(self.launch.get("SyncIntervalSeconds", 1.0)))
             sync_thread.start()
             self._check_stop(spec)
@@ -273,8 +330,9 @@ class Supervisor:
             if self.stop_reason is not None:
                 self._finish_rules()  # stop them before they can read the end marker as a normal end
             self._end_markers()
-            if self.monitor is not None:
-                terminate_all([self.monitor], grace_s=self.grace_s)
+            monitors = self.retired_monitors + ([self.monitor] if self.monitor is not None else [])
+            if monitors:
+                terminate_all(monitors, grace_s=self.grace_s)
             if self.stop_reason is None:
                 for child, host in zip(self.training, self.hosts):
                     if child.returncode:
@@ -307,6 +365,7 @@ class Supervisor:
         children = list(self.training) + [r.process for r in self.rules if r.process is not None]
         if self.monitor is not None:
             children.append(self.monitor)
+        children += self.retired_monitors
         terminate_all(children, grace_s=self.grace_s)
 
     def _finalise(self, failure: str | None) -> None:

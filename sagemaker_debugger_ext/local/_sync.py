@@ -33,9 +33,9 @@ class Syncer:
         self._stores = {t.uri: open_storage(t.uri) for t in self.targets}
 
     def add(self, target: SyncTarget) -> None:
-        """Mirror one more folder."""
-        self.targets.append(target)
+        """Mirror one more folder (safe while another thread runs :meth:`sync`)."""
         self._stores[target.uri] = open_storage(target.uri)
+        self.targets.append(target)
 
     def sync(self) -> int:
         """Upload what changed in every target; returns the number of files uploaded.

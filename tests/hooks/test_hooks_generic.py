@@ -256,3 +256,15 @@ def test_mode_switch_before_next_step_keeps_step_mode(tmp_path: Path, read_run) 
     index = read_run(tmp_path / "run").index()
     assert (index[0]["meta"]["mode"], index[0]["meta"]["mode_step"]) == ("TRAIN", 0)
     assert [p["tensorname"] for p in index[0]["tensor_payload"]] == ["scalar/acc"]
+
+
+def test_collection_save_config_accepts_mode_dict(tmp_path: Path, read_run) -> None:
+    """coll.save_config = {TRAIN: SaveConfigMode(...)} works as in smdebug; other modes keep the hook's."""
+    hook = _hook(tmp_path, save_config=SaveConfig(save_interval=1), include_collections=["weights"])
+    hook.get_collection("weights").save_config = {ModeKeys.TRAIN: SaveConfigMode(save_interval=2)}
+    for mode in (ModeKeys.TRAIN, ModeKeys.TRAIN, ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.EVAL):
+        hook.set_mode(mode)
+        hook.advance_step()
+        hook.record_tensor_value("a.weight", np.ones(1))
+    hook.close()
+    assert sorted(read_run(tmp_path / "run").index()) == [0, 2, 3, 4]

@@ -80,8 +80,13 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         pytest.xfail(f"{path.name} needs parts not built yet: {missing}")
     work = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS_DIR, work, ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
-    # The kernel is this interpreter (jupyter_client maps "python" to sys.executable); its
-    # matplotlib backend is the inline one.
+    # The kernel "python3" is this interpreter, whatever kernelspecs the user has installed
+    # (JUPYTER_PATH comes first in Jupyter's search path); its matplotlib backend is inline.
+    spec_dir = tmp_path / "jupyter" / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec_dir / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "Python 3", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(path, as_version=4)

@@ -59,3 +59,7 @@ def test_local_job_profiler_metrics_and_report(tmp_path, monkeypatch):
     step_report = report.parent / "profiler-reports" / "StepOutlier.json"
     assert status["RuleEvaluationStatus"] == "IssuesFound", (status, step_report.read_text())
     assert "StepOutlier" in status.get("StatusDetails", "")
+    from sagemaker_debugger_ext.cli import main as cli_main
+
+    assert cli_main(["report", "profiled-job", "--out", str(tmp_path / "cli-report")]) == 0
+    assert_images_valid(tmp_path / "cli-report" / "profiler-report.html")

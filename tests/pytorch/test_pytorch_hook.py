@@ -239,3 +239,38 @@ def test_distributed_data_parallel_wrapper(tmp_path: Path) -> None:
     names = trial.tensor_names(step=1)
     assert "gradient/MLP_fc1.weight" in names and "MLP_fc2.bias" not in names
     assert not any("module." in n for n in names)
+
+
+def test_steps_that_save_nothing_attach_no_hooks(tmp_path: Path) -> None:
+    """Forward and gradient hooks exist only during saved steps (the hot path stays bare)."""
+    model = MLP()
+    hook = _hook(tmp_path, 10)
+    hook.register_module(model)
+    x = torch.randn(2, 6)
+    model(x).sum().backward()  # step 0: saved
+    assert len(model.relu._forward_hooks) == 1
+    assert len(model.fc1.weight._backward_hooks) == 1
+    model(x).sum().backward()  # step 1: nothing due
+    assert not model.fc1._forward_hooks and not model.relu._forward_hooks
+    assert not model.fc1.weight._backward_hooks
+    hook.close()
+    assert sorted(create_trial(str(tmp_path)).steps()) == [0]
+
+
+def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """get_hook(create_if_not_exists=True) builds the hook from the JSON config, or gives None without one."""
+    import json
+
+    from sagemaker_debugger_ext._pytorch import _hook as impl
+
+    monkeypatch.setattr(impl, "_CURRENT", [])
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
+    assert smd.get_hook(create_if_not_exists=True) is None
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({"LocalPath": str(tmp_path / "run"), "HookParameters": {"save_interval": "3"}}))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
+    hook = smd.get_hook(create_if_not_exists=True)
+    assert hook is not None and hook.out_dir == str(tmp_path / "run")
+    assert hook.save_config.get_save_config(smd.modes.TRAIN).save_interval == 3
+    assert smd.get_hook() is hook
+    hook.close()

@@ -97,3 +97,16 @@ def test_local_source_resolver_is_injected() -> None:
     out = _build(rules=[local, remote], source_uri=lambda rule, src: f"s3://up/{rule.name}/{src}").to_request()
     sources = [r["RuleParameters"]["source_s3_uri"] for r in out["DebugRuleConfigurations"]]
     assert sources == ["s3://up/L/rule.py", "s3://b/r.py"]
+
+
+def test_checkpointing_with_distribution_disables_hook() -> None:
+    """SDK frameworks drop the hook for distributed jobs with checkpointing; rules are still sent."""
+    common = {"checkpoint_s3_uri": "s3://c/", "checkpoint_local_path": "/opt/ml/checkpoints"}
+    assert request.checkpointing_disables_hook(framework_name="pytorch", instance_count=2, **common)
+    assert request.checkpointing_disables_hook(framework_name="tensorflow", instance_count=1, distribution={"mpi": {}}, **common)
+    assert not request.checkpointing_disables_hook(framework_name="pytorch", instance_count=1, **common)
+    assert not request.checkpointing_disables_hook(framework_name="xgboost", instance_count=2, **common)
+    assert not request.checkpointing_disables_hook(framework_name="pytorch", instance_count=2, checkpoint_s3_uri=None, checkpoint_local_path="/x")
+    out = _build(rules=[sdx.Rule.sagemaker(rc.vanishing_gradient())], hook_disabled_by_checkpointing=True).to_request()
+    assert "DebugHookConfig" not in out
+    assert out["DebugRuleConfigurations"][0]["RuleConfigurationName"] == "VanishingGradient"
