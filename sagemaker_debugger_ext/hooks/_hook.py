@@ -76,6 +76,9 @@ class BaseHook:
     ) -> None:
         self.context = context or TrainingContext.from_environ(os.environ)
         self.out_dir = str(out_dir) if out_dir is not None else str(ContainerPaths().tensors_dir)
+        if "://" in self.out_dir:
+            msg = field_error_message("out_dir", "a local folder (the platform uploads it)", self.out_dir)
+            raise HookConfigError(msg, field="out_dir", value=self.out_dir)
         if (Path(self.out_dir) / TRAINING_END_MARKER).exists():
             msg = field_error_message(
                 "out_dir", f"a folder without {TRAINING_END_MARKER} (it holds a finished run)", self.out_dir
@@ -92,7 +95,7 @@ class BaseHook:
         self.save_all_workers = include_workers == "all"
         self.worker = self.context.worker
         self._writes = not self.dry_run and (self.save_all_workers or self.context.rank == 0)
-        self.save_config = SaveConfig.parse(save_config) if save_config is not None else self._default_save_config()
+        self.save_config = SaveConfig.parse(save_config) if save_config is not None else SaveConfig(**self.default_save_values)
         if reduction_config is not None and not isinstance(reduction_config, ReductionConfig):
             raise HookConfigError(
                 field_error_message("reduction_config", "a ReductionConfig", reduction_config),
@@ -146,10 +149,6 @@ class BaseHook:
         hook = cls(**settings.hook_kwargs(), never_crash=settings.never_crash)
         settings.apply_to(hook.collection_manager)
         return hook
-
-    def _default_save_config(self) -> SaveConfig:
-        one = SaveConfigMode.from_dict({}, self.default_save_values)
-        return SaveConfig(dict.fromkeys(ModeKeys, one))
 
     # --- collections ---------------------------------------------------------------------
     def get_collection(self, name: str, create: bool = True) -> Collection:

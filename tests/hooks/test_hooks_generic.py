@@ -198,6 +198,8 @@ def test_finished_out_dir_is_refused(tmp_path: Path) -> None:
     (tmp_path / "run/training_job_end.ts").write_text("")
     with pytest.raises(HookConfigError, match="'out_dir'"):
         _hook(tmp_path)
+    with pytest.raises(HookConfigError, match="local folder"):
+        Hook(out_dir="s3://bucket/run", context=TrainingContext())
 
 
 def test_bad_mode_and_workers_values(tmp_path: Path) -> None:
