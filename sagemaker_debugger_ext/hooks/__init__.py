@@ -7,6 +7,7 @@ Configuration follows smdebug 1.0.34 (``SaveConfig``, ``SaveConfigMode``,
 
 from __future__ import annotations
 
+from .. import modes
 from .._exceptions import HookConfigError, InvalidCollectionConfiguration
 from .._modes import ModeKeys
 from ._collections import Collection, CollectionKeys, CollectionManager
@@ -16,8 +17,6 @@ from ._hook import BaseHook
 from ._json_config import HookSettings, load_hook_settings, parse_hook_config
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
-
-modes = ModeKeys
 
 __all__ = [
     "BaseHook",

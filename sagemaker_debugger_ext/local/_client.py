@@ -86,10 +86,10 @@ class LocalTrainingClient:
 
             msg = f"a local training job named {name!r} already exists in {self.store.root}; choose another job name"
             raise JobAlreadyExistsError(msg, job_name=name)
-        spec = resolve_job_spec(request, default_output_path=output_default)
+        caller_cwd = str(Path.cwd())
+        spec = resolve_job_spec(request, default_output_path=output_default, base_dir=caller_cwd)
         paths = self.store.create(name, request)
-        launch = {"Region": self.region, "OutputPath": spec.output_path, **self.settings}
-        launch["OutputPath"] = spec.output_path
+        launch = {"Region": self.region, **self.settings, "OutputPath": spec.output_path, "CallerCwd": caller_cwd}
         atomic_write_json(paths.root / LAUNCH_FILE, launch)
         if self.settings.get("Inline"):
             self._run_inline(paths)

@@ -36,14 +36,26 @@ def decode_hyperparameter(value: str) -> Any:
         return value
 
 
-def local_path_of(uri: str) -> Path | None:
-    """Absolute local path of a ``file://`` URI or a plain path; ``None`` for other schemes."""
+def local_path_of(uri: str, base: Path | None = None) -> Path | None:
+    """Absolute local path of a ``file://`` URI or a plain path; ``None`` for other schemes.
+
+    A relative path (``file://scripts``, as the SDK sends a relative ``source_dir``) is
+    resolved against ``base``, the caller's working folder (default: this process's).
+    """
     parsed = urlparse(uri)
     if parsed.scheme == "file":
-        return Path(parsed.netloc + parsed.path) if parsed.netloc not in ("", "localhost") else Path(parsed.path)
-    if parsed.scheme == "" and uri:
-        return Path(uri).expanduser().resolve()
-    return None
+        raw = Path(parsed.netloc + parsed.path) if parsed.netloc not in ("", "localhost") else Path(parsed.path)
+    elif parsed.scheme == "" and uri:
+        raw = Path(uri).expanduser()
+    else:
+        return None
+    return ((base or Path.cwd()) / raw).resolve()
+
+
+def _absolute_uri(uri: str, base: Path) -> str:
+    """``uri`` with a relative local path made absolute against ``base`` (other schemes unchanged)."""
+    path = local_path_of(uri, base)
+    return uri if path is None else path.as_uri()
 
 
 @attrs.frozen(kw_only=True)
@@ -93,11 +105,11 @@ def _hp_str(hps: Mapping[str, str], key: str) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def _check_output_path(output_path: str) -> None:
+def _check_output_path(output_path: str, base: Path) -> None:
     scheme = urlparse(output_path).scheme
     if scheme == "s3":
         return
-    local = local_path_of(output_path)
+    local = local_path_of(output_path, base)
     if local is None:
         msg = field_error_message("OutputDataConfig.S3OutputPath", "an s3:// or file:// URI", output_path)
         raise LocalJobInputError(msg)
@@ -110,7 +122,7 @@ def _check_output_path(output_path: str) -> None:
         raise LocalJobInputError(f"{msg}: {exc.strerror or exc}") from exc
 
 
-def _channels(request: Mapping[str, Any]) -> tuple[Channel, ...]:
+def _channels(request: Mapping[str, Any], base: Path) -> tuple[Channel, ...]:
     out = []
     for i, item in enumerate(request.get("InputDataConfig") or []):
         name = item.get("ChannelName")
@@ -128,25 +140,31 @@ def _channels(request: Mapping[str, Any]) -> tuple[Channel, ...]:
             msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI", uri)
             raise LocalJobInputError(msg)
         if scheme == "file":
-            path = local_path_of(uri)
+            path = local_path_of(uri, base)
             if path is None or not path.exists():
                 msg = field_error_message(f"{field} URI of channel {name!r}", "an existing local file or folder", uri)
                 raise LocalJobInputError(msg)
+            uri = path.as_uri()
         out.append(Channel(name=str(name), uri=uri, content_type=item.get("ContentType")))
     return tuple(out)
 
 
-def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) -> JobSpec:
+def resolve_job_spec(
+    request: Mapping[str, Any], *, default_output_path: str, base_dir: str | Path | None = None
+) -> JobSpec:
     """Check ``request`` and resolve what the local platform needs.
 
     Args:
         request: the CreateTrainingJob request.
         default_output_path: used when ``OutputDataConfig.S3OutputPath`` is empty (SDK local
             code mode sends ``""``).
+        base_dir: the caller's working folder, against which relative local paths in the
+            request resolve (the SDK's Docker local mode resolves them there too).
 
     Raises:
         LocalJobInputError: missing entry point, unsupported channel URI, unwritable output.
     """
+    base = Path(base_dir) if base_dir else Path.cwd()
     hps = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
     program = _hp_str(hps, PROGRAM_HP)
     submit_dir = _hp_str(hps, SUBMIT_DIR_HP)
@@ -160,10 +178,11 @@ def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) ->
     if Path(program).is_absolute() or ".." in Path(program).parts:
         msg = field_error_message("entry_point", "a path inside the source directory", program)
         raise LocalJobInputError(msg)
-    code_local = local_path_of(submit_dir)
     if urlparse(submit_dir).scheme not in ("s3", "file", ""):
         msg = field_error_message("HyperParameters.sagemaker_submit_directory", "an s3:// or file:// URI", submit_dir)
         raise LocalJobInputError(msg)
+    submit_dir = _absolute_uri(submit_dir, base)
+    code_local = local_path_of(submit_dir, base)
     if code_local is not None and not (code_local / program).is_file():
         msg = field_error_message("entry_point", f"an existing file in {code_local}", program)
         raise LocalJobInputError(msg)
@@ -173,7 +192,9 @@ def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) ->
         msg = field_error_message("ResourceConfig.InstanceCount", "at least 1", count)
         raise LocalJobInputError(msg)
     output_path = (request.get("OutputDataConfig") or {}).get("S3OutputPath") or default_output_path
-    _check_output_path(output_path)
+    _check_output_path(output_path, base)
+    if urlparse(output_path).scheme != "s3":
+        output_path = _absolute_uri(output_path, base)
     for key in ("DebugRuleConfigurations", "ProfilerRuleConfigurations"):
         for cfg in request.get(key) or []:
             validate_rule_name(cfg.get("RuleConfigurationName"))
@@ -186,7 +207,7 @@ def resolve_job_spec(request: Mapping[str, Any], *, default_output_path: str) ->
         submit_dir=submit_dir,
         entry_point=program,
         hyperparameters=hps,
-        channels=_channels(request),
+        channels=_channels(request, base),
         output_path=output_path,
         max_runtime_s=int(stopping.get("MaxRuntimeInSeconds") or _DEFAULT_MAX_RUNTIME_S),
         environment=env,

@@ -307,7 +307,11 @@ class Supervisor:
         failure: str | None = None
         sync_thread: _SyncThread | None = None
         try:
-            spec = resolve_job_spec(self.request, default_output_path=str(self.launch.get("OutputPath") or ""))
+            spec = resolve_job_spec(
+                self.request,
+                default_output_path=str(self.launch.get("OutputPath") or ""),
+                base_dir=self.launch.get("CallerCwd"),
+            )
             self.state["OutputPath"] = spec.output_path
             self._prepare(spec)
             self._start_side_processes(spec)

@@ -163,3 +163,29 @@ def test_unwritable_output_path(make_request, local_client, tmp_path: Path) -> N
     with pytest.raises(LocalJobInputError, match="writable folder"):
         local_client.create_training_job(**req)
     assert list(local_client.store.names()) == []
+
+
+def test_relative_local_paths_resolve_against_the_callers_folder(
+    tmp_path: Path, make_request, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    """A relative source_dir (`file://scripts`), channel and output resolve against base_dir, not the cwd."""
+    caller = tmp_path / "caller"
+    (caller / "scripts").mkdir(parents=True)
+    (caller / "scripts" / "train.py").write_text("print('hi')\n")
+    (caller / "data").mkdir()
+    req = make_request(
+        "rel-job",
+        output="file://out",
+        InputDataConfig=[{"ChannelName": "train", "DataSource": {"FileDataSource": {"FileUri": "file://data"}}}],
+    )
+    req["HyperParameters"]["sagemaker_program"] = '"train.py"'
+    req["HyperParameters"]["sagemaker_submit_directory"] = '"file://scripts"'
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # the supervisor runs in another folder than the caller
+    spec = resolve_job_spec(req, default_output_path="", base_dir=caller)
+    assert spec.submit_dir == (caller / "scripts").as_uri()
+    assert spec.channels[0].uri == (caller / "data").as_uri()
+    assert spec.output_path == (caller / "out").as_uri()
+    with pytest.raises(LocalJobInputError, match="entry_point"):
+        resolve_job_spec(req, default_output_path="")  # resolved against `elsewhere`: no scripts there

@@ -119,3 +119,42 @@ def test_tree_columns_equal_trees_to_dataframe() -> None:
             np.testing.assert_allclose(values.astype(float), ref[col].to_numpy(dtype=float), err_msg=col)
         else:
             assert [str(v) for v in values] == [str(v) for v in ref[col]], col
+
+
+SMDEBUG_READER = """
+import json, sys
+from smdebug.trials import create_trial
+trial = create_trial(sys.argv[1])
+out = {"steps": trial.steps(), "metrics": trial.tensor_names(collection="metrics"), "values": {}}
+for name in ("train-rmse", "predictions", "labels", "feature_importance/gain/f0", "trees/Cover", "trees/ID"):
+    t = trial.tensor(name)
+    out["values"][name] = {str(s): [str(v) for v in t.value(s).reshape(-1)] for s in t.steps()}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path) -> None:
+    """smdebug 1.0.34's reader returns our XGBoost steps, metrics, predictions, labels, trees."""
+    import os
+    import subprocess
+
+    _, dvalid = _data()
+    hook = smx.Hook(out_dir=tmp_path, save_config=smx.SaveConfig(save_interval=2), validation_data=dvalid,
+                    context=TrainingContext(),
+                    include_collections=["metrics", "feature_importance", "predictions", "labels", "trees"])
+    _train(hook, 3)
+    proc = subprocess.run([str(smdebug_python), "-c", SMDEBUG_READER, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["steps"] == [0, 2]
+    assert got["metrics"] == ["train-rmse", "validation-rmse"]
+    trial = create_trial(str(tmp_path))
+    for name, per_step in got["values"].items():
+        for step, values in per_step.items():
+            ours = [str(v) for v in trial.tensor(name).value(int(step)).reshape(-1)]
+            if name == "trees/ID":
+                assert values == ours
+            else:
+                np.testing.assert_allclose(np.array(values, float), np.array(ours, float), rtol=1e-6, err_msg=name)
