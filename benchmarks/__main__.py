@@ -25,8 +25,6 @@ def main(argv: list[str]) -> int:
         wanted = {a if a.startswith("bench_") else f"bench_{a}" for a in argv}
         names = [n for n in names if n in wanted]
     results: dict[str, object] = {}
-    if RESULTS.exists():
-        results = json.loads(RESULTS.read_text())
     failures = 0
     for name in names:
         module = importlib.import_module(f"benchmarks.{name}")
@@ -39,11 +37,18 @@ def main(argv: list[str]) -> int:
             print(f"   FAILED: {type(exc).__name__}: {exc}", flush=True)
             results[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
             continue
-        results.pop(f"{name}_error", None)
         results.update(out)
         print(json.dumps(out, indent=2, sort_keys=True), f"({time.perf_counter() - t0:.1f} s)", flush=True)
-    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(json.dumps(results, indent=2, sort_keys=True))
+    # Re-read just before writing, so concurrent runs of different benchmarks keep each other's keys.
+    merged: dict[str, object] = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for name in names:
+        if f"{name}_error" not in results:
+            merged.pop(f"{name}_error", None)
+    merged.update(results)
+    tmp = RESULTS.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
+    tmp.replace(RESULTS)
+    print(json.dumps(merged, indent=2, sort_keys=True))
     return 1 if failures else 0
 
 
