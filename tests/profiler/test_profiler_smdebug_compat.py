@@ -6,7 +6,11 @@ import json
 import subprocess
 import time
 
-from sagemaker_debugger_ext.profiler import FrameworkMetricsWriter, SystemEvent, SystemMetricsWriter
+from sagemaker_debugger_ext.profiler import (
+    FrameworkMetricsWriter,
+    SystemEvent,
+    SystemMetricsWriter,
+)
 
 ORACLE = """
 import json, sys
