@@ -90,6 +90,11 @@ XGBOOST_BUILTIN_REGEXES: dict[str, list[str]] = {
     **_COMMON_REGEXES,
     CollectionKeys.HYPERPARAMETERS: ["^hyperparameters/.*$"],
     CollectionKeys.METRICS: ["^[a-zA-z]+-[a-zA-z0-9]+$"],
+    # Evaluation metrics that are losses (lower is better), so LossNotDecreasing and
+    # rule_configs.loss_not_decreasing()'s "losses" collection work for XGBoost too.
+    CollectionKeys.LOSSES: [
+        "^[^/]+-(rmse|rmsle|mae|mape|mphe|logloss|mlogloss|error|merror|[a-z]+-nloglik|gamma-deviance)(@[^/]*)?$"
+    ],
     CollectionKeys.PREDICTIONS: ["^predictions$"],
     CollectionKeys.LABELS: ["^labels$"],
     CollectionKeys.FEATURE_IMPORTANCE: ["^feature_importance/.*"],

@@ -101,7 +101,7 @@ def render_profiler_report(
     first_step = min((e.start_us for e in steps), default=None)
     init_s = (first_step - first) / 1e6 if first_step is not None and first is not None else None
     facts = [
-        ("Profiler data", str(trial.path)),
+        ("Profiler data", trial.uri),
         ("Start", _fmt_time(first)),
         ("End", _fmt_time(last)),
         ("Duration", f"{duration:.1f} s"),

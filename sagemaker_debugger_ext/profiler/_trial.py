@@ -7,6 +7,7 @@ where pandas is installed, and the end-of-job marker.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -14,6 +15,7 @@ from urllib.parse import urlparse
 from .._container_env import TRAINING_END_MARKER
 from .._exceptions import ProfilerError, field_error_message
 from ._events import FrameworkEvent, SystemEvent, is_gpu_dimension
+from ._mirror import RemoteMirror
 from ._readers import FrameworkMetricsReader, SystemMetricsReader
 
 __all__ = ["ProfilerTrial", "create_profiler_trial", "local_profiler_dir"]
@@ -30,7 +32,7 @@ def local_profiler_dir(path: str | Path) -> Path:
     if parsed.scheme == "file":
         return Path(parsed.netloc + parsed.path) if parsed.netloc else Path(parsed.path)
     if parsed.scheme and len(parsed.scheme) > 1:
-        msg = field_error_message("path", "a local folder or file:// URI (sync s3:// first)", text)
+        msg = field_error_message("path", "a local folder, file:// or s3:// URI", text)
         raise ProfilerError(msg)
     return Path(text)
 
@@ -39,24 +41,41 @@ class ProfilerTrial:
     """Profiler data of one training job.
 
     Args:
-        path: the profiler folder (``.../profiler-output`` or a LocalPath), or a ``file://`` URI.
+        path: the profiler folder (``.../profiler-output`` or a LocalPath), a ``file://`` URI,
+            or an ``s3://`` URI (new files are copied into ``cache_dir`` at each refresh).
+        cache_dir: local folder for the copies of an ``s3://`` folder (default: a new
+            temporary folder).
 
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = local_profiler_dir(path)
+    def __init__(self, path: str | Path, *, cache_dir: str | Path | None = None) -> None:
+        self.uri = str(path)
+        self._mirror: RemoteMirror | None = None
+        if self.uri.startswith("s3://"):
+            from ..storage import open_storage  # noqa: PLC0415 - boto3 only for s3://
+
+            cache = Path(cache_dir) if cache_dir is not None else Path(tempfile.mkdtemp(prefix="profiler-trial-"))
+            self._mirror = RemoteMirror(open_storage(self.uri), cache)
+            self.path = cache
+            self._mirror.refresh()
+        else:
+            self.path = local_profiler_dir(path)
         self.system_metrics_reader = SystemMetricsReader(self.path)
         self.framework_metrics_reader = FrameworkMetricsReader(self.path)
         self.refresh()
 
     def refresh(self) -> None:
         """Read whatever was written since the last refresh."""
+        if self._mirror is not None:
+            self._mirror.refresh()
         self.system_metrics_reader.refresh()
         self.framework_metrics_reader.refresh()
 
     def training_ended(self) -> bool:
         """Whether ``training_job_end.ts`` exists at the folder's root or under ``system/``."""
+        if self._mirror is not None:
+            return self._mirror.training_ended()
         return (self.path / TRAINING_END_MARKER).exists() or (self.path / "system" / TRAINING_END_MARKER).exists()
 
     def get_system_metrics(self, start_us: int | None = None, end_us: int | None = None) -> list[SystemEvent]:

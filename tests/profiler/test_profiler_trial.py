@@ -145,7 +145,7 @@ def test_reads_smdebug_timeline_sample(tmp_path):
     assert event.node_id == "905-b88ab1bb8259"
 
 
-def test_remote_uri_is_refused():
-    """s3:// paths are refused with a clear message (sync first)."""
+def test_unsupported_uri_is_refused():
+    """URIs other than file:// and s3:// are refused with the field named."""
     with pytest.raises(ProfilerError, match=re.escape("'path'")):
-        ProfilerTrial("s3://bucket/job/profiler-output")
+        ProfilerTrial("gs://bucket/job/profiler-output")

@@ -158,3 +158,21 @@ def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path)
                 assert values == ours
             else:
                 np.testing.assert_allclose(np.array(values, float), np.array(ours, float), rtol=1e-6, err_msg=name)
+
+
+def test_losses_collection_holds_loss_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rule_configs.loss_not_decreasing()'s bare 'losses' collection is valid for XGBoost and holds loss metrics."""
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({
+        "LocalPath": str(tmp_path / "run"),
+        "CollectionConfigurations": [{"CollectionName": "losses", "CollectionParameters": {"save_interval": "1"}}],
+    }))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
+    monkeypatch.delenv("TRAINING_JOB_NAME", raising=False)
+    hook = smx.create_from_json_file()
+    dtrain, _ = _data()
+    xgb.train(PARAMS, dtrain, num_boost_round=3, evals=[(dtrain, "train")], callbacks=[hook], verbose_eval=False)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor_names(collection="losses") == ["train-rmse"]
+    assert trial.tensor("train-rmse").steps() == [0, 1, 2]
