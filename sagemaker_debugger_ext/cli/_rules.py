@@ -61,6 +61,28 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Refuse an unknown rule name or a missing local trial path as one-line CLI errors."""
+    from urllib.parse import urlparse
+
+    from .._exceptions import RuleNotFoundError, StorageNotFoundError
+    from ..rules._runner import PROFILER_RULE_NAMES
+    from ..rules.builtin import BUILTIN_RULES
+
+    if not args.source and args.name not in BUILTIN_RULES and args.name not in PROFILER_RULE_NAMES:
+        msg = (
+            f"'NAME' must be a built-in rule (got {args.name!r}); see `sagemaker-debugger-ext rules list`, "
+            "or pass --source for a custom rule"
+        )
+        raise RuleNotFoundError(msg, rule_name=args.name)
+    parsed = urlparse(args.trial_path)
+    if parsed.scheme in ("", "file"):
+        local = Path(parsed.path if parsed.scheme == "file" else args.trial_path)
+        if not local.exists():
+            msg = f"'TRIAL_PATH' must be an existing folder (got {args.trial_path!r})"
+            raise StorageNotFoundError(msg, uri=args.trial_path)
+
+
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -69,6 +91,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..rules._result import EvaluationStatus
     from ..rules._runner import RunRequest, run_rule
 
+    _check_inputs(args)
     params = _parse_params(args.param)
     params.setdefault("rule_to_invoke", args.name)
     if args.source:

@@ -53,7 +53,7 @@ class ProfilerTrial:
         self.uri = str(path)
         self._mirror: RemoteMirror | None = None
         if self.uri.startswith("s3://"):
-            from ..storage import open_storage  # noqa: PLC0415 - boto3 only for s3://
+            from ..storage import open_storage
 
             cache = Path(cache_dir) if cache_dir is not None else Path(tempfile.mkdtemp(prefix="profiler-trial-"))
             self._mirror = RemoteMirror(open_storage(self.uri), cache)

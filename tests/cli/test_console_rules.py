@@ -47,7 +47,10 @@ def test_rules_run_bad_param_is_one_line(cli, expect_error, expect_traceback, sm
 
 def test_rules_run_unknown_rule_is_one_line(cli, expect_error, smdebug_runs):
     """An unknown rule name is a one-line error naming it."""
-    proc = cli("rules", "run", str(smdebug_runs / "sample_run"), "NoSuchRule")
-    if proc.returncode == 1 and "Error" in proc.stdout:
-        pytest.xfail("rules run reports a bad rule name as an Error rule status, not a one-line CLI error")
-    expect_error(proc, "NoSuchRule")
+    expect_error(cli("rules", "run", str(smdebug_runs / "sample_run"), "NoSuchRule"), "NoSuchRule")
+
+
+def test_rules_run_missing_trial_path_is_one_line(cli, expect_error, tmp_path):
+    """A trial path that does not exist is a one-line error naming it."""
+    missing = str(tmp_path / "no-such-trial")
+    expect_error(cli("rules", "run", missing, "LossNotDecreasing"), "TRIAL_PATH", missing)
