@@ -35,6 +35,13 @@ class ChildProcess:
     """One child process started in a new session (so it leads its own process group).
 
     Output (stdout and stderr) goes to ``log_path``, appended.
+
+    The group is signalled only while its leader is unreaped: a reaped leader's pid (which
+    is also the group id) can be reused by an unrelated process group at once on a busy
+    machine (``pid_max`` is often 32768), so :meth:`poll` notices the leader's exit without
+    reaping it (``waitid(WNOWAIT)``), SIGKILLs the stragglers left in its group while the
+    zombie still pins the id, and only then reaps it; after that the group is never
+    signalled again.
     """
 
     def __init__(
@@ -68,8 +75,27 @@ class ChildProcess:
         return self._proc.pid
 
     def poll(self) -> int | None:
-        """Exit code, or ``None`` while it runs."""
-        return self._proc.poll()
+        """Exit code, or ``None`` while it runs (kills the group's stragglers when it ended)."""
+        if self._proc.returncode is not None:
+            return self._proc.returncode
+        try:
+            exited = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped elsewhere: nothing left to do safely
+            return self._proc.poll()
+        if exited is None:
+            return None
+        self.signal_group(signal.SIGKILL)  # the unreaped leader pins the group id
+        return self._proc.wait()
+
+    def wait(self) -> int:
+        """Block until the leader exits; reap it (after killing its group's stragglers)."""
+        if self._proc.returncode is None:
+            try:
+                os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:
+                pass
+        code = self.poll()
+        return self._proc.wait() if code is None else code
 
     @property
     def returncode(self) -> int | None:
@@ -77,7 +103,9 @@ class ChildProcess:
         return self._proc.returncode
 
     def signal_group(self, sig: int) -> None:
-        """Send ``sig`` to the whole process group (ignored if it is gone)."""
+        """Send ``sig`` to the whole process group (ignored once the leader was reaped)."""
+        if self._proc.returncode is not None:
+            return  # reaped: the id may already name another process group
         try:
             os.killpg(self._proc.pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -94,10 +122,6 @@ class ChildProcess:
         if self._signalled_at is not None and time.time() - self._signalled_at > grace_s:
             self.signal_group(signal.SIGKILL)
 
-    def reap_group(self) -> None:
-        """After the leader exited, SIGKILL stragglers left in its group."""
-        self.signal_group(signal.SIGKILL)
-
 
 def terminate_all(children: Sequence[ChildProcess], *, grace_s: float, poll_s: float = 0.02) -> None:
     """SIGTERM every child's group, SIGKILL those still alive after ``grace_s``; wait for all."""
@@ -111,8 +135,7 @@ def terminate_all(children: Sequence[ChildProcess], *, grace_s: float, poll_s: f
         if child.poll() is None:
             child.signal_group(signal.SIGKILL)
     for child in children:
-        child._proc.wait()
-        child.reap_group()
+        child.wait()
 
 
 def _tail(path: Path, limit: int = 64 * 1024) -> str:

@@ -193,3 +193,28 @@ def test_issues_found_is_written_before_training_ends(profiler_data, tmp_path):
         worker.join(timeout=30)
     assert result == [0]
     assert json.loads(status.read_text())["RuleEvaluationStatus"] == "IssuesFound"
+
+
+def test_rule_process_entry_point_reports_error_and_list(profiler_data, tmp_path):
+    """`python -m ...profiler.rules run` exits 1 with an Error status on a bad key; `list` names every rule."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({"rule_to_invoke": "ProfilerReport", "Nope_x": "1"}))
+    status = tmp_path / "status.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run", "--trial-path", str(profiler_data.root),
+         "--rule-name", "ProfilerReport", "--rule-parameters-file", str(params), "--output-dir", str(tmp_path / "o"),
+         "--status-file", str(status), "--stop-file", str(tmp_path / "stop.json")],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 1
+    body = json.loads(status.read_text())
+    assert body["RuleEvaluationStatus"] == "Error" and "Nope_x" in body["StatusDetails"]
+    listed = subprocess.run([sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "list"],
+                            env=env, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert all(f"{name}:" in listed for name in [*PROFILER_RULES, "ProfilerReport"])
