@@ -93,3 +93,32 @@ def wait_for(condition: Callable[[], Any], *, timeout_s: float = 30.0, what: str
 def poll() -> Callable[..., Any]:
     """The ``wait_for`` helper as a fixture."""
     return wait_for
+
+
+def _belongs_to_job(pid: int, job_root: Path, job_name: str) -> bool:
+    """Whether live ``pid`` is still a process of the job (not a reuse of its pid by another process)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return str(job_root).encode() in cmdline or f"TRAINING_JOB_NAME={job_name}\0".encode() in environ + b"\0"
+
+
+@pytest.fixture
+def job_pids_alive() -> Callable[..., dict[str, int]]:
+    """``(state, job_root, job_name) -> {name: pid}`` of the job's processes still alive.
+
+    pid_max is often 32768: on a busy machine an ended process's pid is soon reused, so a
+    bare ``pid_alive`` check can see an unrelated process; this one checks it is the job's.
+    """
+    from sagemaker_debugger_ext.local._runner import pid_alive
+
+    def alive(state: dict[str, Any], job_root: Path, job_name: str) -> dict[str, int]:
+        return {
+            name: pid
+            for name, pid in state.get("Pids", {}).items()
+            if pid_alive(pid) and _belongs_to_job(pid, job_root, job_name)
+        }
+
+    return alive

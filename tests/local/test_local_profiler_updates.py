@@ -38,7 +38,7 @@ def _monitor_pid(store: Any, job: str) -> int | None:
     return store.read_state(job).get("Pids", {}).get("monitor")
 
 
-def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, poll: Any) -> None:
+def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, poll: Any, job_pids_alive: Any) -> None:
     """The monitor follows a new interval live, stops on disable, restarts on enable; new rules run."""
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     from sagemaker_debugger_ext import (
@@ -80,7 +80,8 @@ def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytes
         # 2. disable: the monitor process ends, describe says Disabled
         est.disable_profiling()
         assert job.describe()["ProfilingStatus"] == "Disabled"
-        poll(lambda: not pid_alive(first_monitor), timeout_s=20, what="the monitor to exit")
+        root = store.paths("prof-updates").root
+        poll(lambda: not job_pids_alive({"Pids": {"m": first_monitor}}, root, "prof-updates"), timeout_s=20, what="the monitor to exit")
         assert _monitor_pid(store, "prof-updates") is None
         # 3. enable again: a new monitor samples again; a new profiler rule runs
         enabled_at = time.time()
@@ -105,16 +106,15 @@ def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytes
     out = tmp_path / "out" / "prof-updates"
     assert list((out / "profiler-output" / "system" / "incremental").glob("*/*.algo-1.json"))
     assert (out / "rule-output" / "CPUBottleneck").is_dir()
-    state = store.read_state("prof-updates")
-    assert not any(pid_alive(pid) for pid in state["Pids"].values())
-    assert not pid_alive(second)
+    paths = store.paths("prof-updates")
+    assert job_pids_alive(store.read_state("prof-updates"), paths.root, "prof-updates") == {}
+    assert job_pids_alive({"Pids": {"monitor": second}}, paths.root, "prof-updates") == {}
 
 
-def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Path, poll: Any) -> None:  # type: ignore[no-untyped-def]
+def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Path, poll: Any, job_pids_alive: Any) -> None:  # type: ignore[no-untyped-def]
     """A job started with DisableProfiler gets its config file, a monitor, synced metrics and end markers."""
     from sagemaker_debugger_ext._exceptions import LocalJobInputError
     from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._runner import pid_alive
 
     client = LocalTrainingClient(settings={"SyncIntervalSeconds": 0.2})
     done = tmp_path / "done"
@@ -145,7 +145,7 @@ def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Pa
         done.write_text("")
     desc = client.wait("late-prof", timeout_s=60)
     assert desc["TrainingJobStatus"] == "Completed", desc.get("FailureReason")
-    assert not pid_alive(monitor)
+    assert job_pids_alive({"Pids": {"monitor": monitor}}, paths.root, "late-prof") == {}
     synced = tmp_path / "out" / "late-prof" / "profiler-output"
     assert list((synced / "system" / "incremental").glob("*/*.algo-1.json"))
     assert (synced / "training_job_end.ts").exists()
