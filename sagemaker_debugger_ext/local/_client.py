@@ -228,6 +228,7 @@ class LocalTrainingClient:
         request = self.store.read_request(name)
         for key, value in changes.items():
             if key == "ProfilerConfig":
+                _check_profiler_update(value)
                 base = dict(updates.get("ProfilerConfig") or request.get("ProfilerConfig") or {})
                 base.update(value)
                 updates[key] = base
@@ -279,3 +280,16 @@ class LocalTrainingClient:
                 msg = f"local job {name!r} did not finish within {timeout_s} s"
                 raise TimeoutError(msg)
             time.sleep(poll_s)
+
+
+def _check_profiler_update(value: Any) -> None:
+    """Reject an UpdateTrainingJob ``ProfilerConfig`` the monitor could not apply."""
+    if not isinstance(value, Mapping):
+        raise LocalJobInputError(field_error_message("ProfilerConfig", "a mapping", value))
+    interval = value.get("ProfilingIntervalInMilliseconds")
+    if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int) or interval <= 0):
+        msg = field_error_message("ProfilerConfig.ProfilingIntervalInMilliseconds", "a positive integer", interval)
+        raise LocalJobInputError(msg)
+    disable = value.get("DisableProfiler")
+    if disable is not None and not isinstance(disable, bool):
+        raise LocalJobInputError(field_error_message("ProfilerConfig.DisableProfiler", "a bool", disable))

@@ -55,7 +55,7 @@ class LocalSagemakerClient(_SdkLocalClient):
         return self.training.stop_training_job(TrainingJobName)
 
     def update_training_job(self, TrainingJobName: str, **kwargs: Any) -> dict[str, Any]:
-        """UpdateTrainingJob (profiler settings are recorded)."""
+        """UpdateTrainingJob (profiler settings and rules reach a running job)."""
         return self.training.update_training_job(TrainingJobName, **kwargs)
 
 

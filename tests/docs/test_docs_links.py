@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 _LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -20,7 +20,7 @@ def _relative_links(page: Path) -> list[str]:
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_relative_links_resolve(page: Path) -> None:
     """Every relative link of the page names an existing file or folder."""
-    base = ROOT if page.name == "README-draft.md" else page.parent  # the draft becomes the top-level README
+    base = page.parent
     missing = [t for t in _relative_links(page) if not (base / t).exists()]
     assert not missing, f"{page.name} links to missing files: {missing}"
 
@@ -28,5 +28,5 @@ def test_relative_links_resolve(page: Path) -> None:
 def test_index_links_every_page():
     """docs/index.md links every concept page in docs/."""
     linked = set(_relative_links(DOCS / "index.md"))
-    pages = {p.name for p in PAGES} - {"index.md", "README-draft.md"}
+    pages = {p.name for p in PAGES if p.parent == DOCS} - {"index.md"}
     assert pages <= linked, f"pages missing from docs/index.md: {sorted(pages - linked)}"

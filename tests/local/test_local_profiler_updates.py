@@ -136,6 +136,8 @@ def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Pa
         assert written["ProfilingParameters"]["LocalPath"] == str(paths.profiler_dir)
         assert written["ProfilingParameters"]["ProfilerEnabled"] is True
         poll(lambda: len(_timestamps(paths.profiler_dir)) >= 3, what="samples")
+        with pytest.raises(LocalJobInputError, match=r"'ProfilerConfig.ProfilingIntervalInMilliseconds' must be a positive integer \(got 0\)"):
+            client.update_training_job("late-prof", ProfilerConfig={"ProfilingIntervalInMilliseconds": 0})
         with pytest.raises(LocalJobInputError, match="RuleConfigurationName"):
             client.update_training_job(
                 "late-prof",
@@ -149,3 +151,4 @@ def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Pa
     synced = tmp_path / "out" / "late-prof" / "profiler-output"
     assert list((synced / "system" / "incremental").glob("*/*.algo-1.json"))
     assert (synced / "training_job_end.ts").exists()
+
