@@ -18,6 +18,7 @@ from typing import Any
 
 import boto3
 import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext.local._describe import response_problems
 from sagemaker_debugger_ext.local._runner import pid_alive
@@ -242,11 +243,4 @@ def test_ctrl_c_during_fit_stops_job(tmp_path: Path) -> None:
 
 
 def _wait_for(condition: Any, *, timeout_s: float, what: str) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait_until(condition, timeout_s=timeout_s, what=what)

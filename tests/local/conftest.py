@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import wait_until
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
@@ -80,13 +80,7 @@ def make_request(tmp_path: Path) -> Callable[..., dict[str, Any]]:
 
 def wait_for(condition: Callable[[], Any], *, timeout_s: float = 30.0, what: str = "condition") -> Any:
     """Poll ``condition`` until it returns something truthy (no fixed sleeps)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+    return wait_until(condition, timeout_s=timeout_s, what=what)
 
 
 @pytest.fixture

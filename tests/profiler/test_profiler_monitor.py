@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext._exceptions import ProfilerError
 from sagemaker_debugger_ext.profiler import ProfilerTrial
@@ -35,13 +36,7 @@ def _timestamps(out: Path) -> list[float]:
 
 
 def _wait_for(cond, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met before the deadline")
+    return wait_until(cond, timeout_s=timeout, interval_s=0.05)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> int:

@@ -9,11 +9,11 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext.cli import main as cli_main
 from sagemaker_debugger_ext.profiler import render_profiler_report
@@ -130,9 +130,7 @@ def test_real_workload_through_real_monitor_and_rule_process(tmp_path):
                              "--rule-parameters-file", str(params_file), "--output-dir", str(out),
                              "--status-file", str(status)], env=env)
     try:
-        deadline = time.monotonic() + 30
-        while not list(prof.glob("system/incremental/*/*.json")) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: list(prof.glob("system/incremental/*/*.json")), timeout_s=30, what="first system metrics")
         script = tmp_path / "train.py"
         script.write_text(WORKLOAD)
         subprocess.run([sys.executable, str(script), str(prof)], env=env, check=True, timeout=120)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext._exceptions import RuleNotFoundError, RuleParameterError
 from sagemaker_debugger_ext.profiler.rules import (
@@ -165,7 +166,6 @@ def test_bad_parameter_writes_error_status(profiler_data, tmp_path):
 def test_issues_found_is_written_before_training_ends(profiler_data, tmp_path):
     """While training runs, the status turns IssuesFound as soon as the rule fires; the end makes it final."""
     import threading
-    import time
 
     profiler_data.system(60, cpu=lambda i, c: 99.0)
     status = tmp_path / "status.json"
@@ -176,15 +176,10 @@ def test_issues_found_is_written_before_training_ends(profiler_data, tmp_path):
         stop=stop, poll_s=0.02)))
     worker.start()
     try:
-        deadline = time.monotonic() + 30
-        seen = None
-        while time.monotonic() < deadline:
-            if status.exists():
-                seen = json.loads(status.read_text())["RuleEvaluationStatus"]
-                if seen == "IssuesFound":
-                    break
-            time.sleep(0.02)
-        assert seen == "IssuesFound"
+        def issues_found() -> bool:
+            return status.exists() and json.loads(status.read_text())["RuleEvaluationStatus"] == "IssuesFound"
+
+        wait_until(issues_found, timeout_s=30, what="IssuesFound in the status file")
         assert worker.is_alive()  # still following the job: no end marker yet
         profiler_data.end()
         worker.join(timeout=30)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext.format import StepWriter, write_training_end
 
@@ -121,11 +120,7 @@ def test_other_trial_parameter_becomes_other_trial(trial_dir: Callable[..., Path
 
 
 def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
+    wait_until(predicate, timeout_s=timeout, interval_s=0.05, what=what)
 
 
 def _status(path: Path) -> str | None:
