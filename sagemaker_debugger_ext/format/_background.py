@@ -16,10 +16,10 @@ import os
 import queue
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from types import TracebackType
-from typing import Self, cast
+from typing import cast
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
+from ._closing import ClosesOnExit
 
 __all__ = ["BackgroundWriter"]
 
@@ -47,7 +47,7 @@ def _prepare(target: str, data: bytes | bytearray, new_dir: bool) -> str:
     return tmp
 
 
-class BackgroundWriter:
+class BackgroundWriter(ClosesOnExit):
     """Atomic file writes off the caller's thread, made visible in submission order.
 
     Args:
@@ -130,13 +130,3 @@ class BackgroundWriter:
             pool.shutdown(wait=True)
         self._raise_pending()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

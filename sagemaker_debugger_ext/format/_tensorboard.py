@@ -8,12 +8,11 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
-from typing import Self
 
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
+from ._closing import ClosesOnExit
 from ._encode import encode_histogram_value, encode_scalar_value, encode_summary_event
 from ._files import atomic_write
 from ._layout import check_name, check_step, safe_join
@@ -52,7 +51,7 @@ def histogram_buckets(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | Non
     return limits, buckets
 
 
-class TensorBoardWriter:
+class TensorBoardWriter(ClosesOnExit):
     """Write TensorBoard event files for one mode, one file per global step, like smdebug.
 
     Files are ``<logdir>/<MODE>/<step:012d>_<pid>_<hostname>.tfevents``; a step's file is
@@ -144,13 +143,3 @@ class TensorBoardWriter:
             self._records = []
             self._closed = True
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -10,14 +10,14 @@ import time
 from collections.abc import Callable, Mapping
 from json.encoder import encode_basestring_ascii as _json_str
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 
 from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
 from .._modes import ModeKeys
 from ._background import BackgroundWriter
+from ._closing import ClosesOnExit
 from ._crc import MAGIC_FOOTER
 from ._encode import encode_mode_metadata, encode_tensor, to_array, value_layout
 from ._files import atomic_write
@@ -39,7 +39,7 @@ _FOOTER = MAGIC_FOOTER.to_bytes(4, "little")
 _PACK_DOUBLE = struct.Struct("<d").pack
 
 
-class StepWriter:
+class StepWriter(ClosesOnExit):
     """Collect the tensors of one (global step, worker) and write them in one go.
 
     ``close()`` writes ``events/<G>/<G>_<worker>.tfevents`` (one ``write`` call) and then
@@ -178,16 +178,6 @@ class StepWriter:
             msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
             raise ConfigValueError(msg, field="StepWriter", value=self._step)
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _check_tensor_name(name: object) -> None:
