@@ -55,10 +55,9 @@ __all__ = [
     "rule_configs",
 ]
 
-# Lazily imported public names: name -> (module, attribute).
+# Lazily imported public names (they import the slow ``sagemaker`` package): name -> (module, attribute).
 _LAZY = {
     "Estimator": (".estimator", "Estimator"),
-    # LocalSession: provided by the local-mode helper in sagemaker_debugger_ext/local/.
     "LocalSession": (".local", "LocalSession"),
 }
 
@@ -68,17 +67,10 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module_name, attribute = _LAZY[name]
-        try:
-            module = importlib.import_module(module_name, __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}{module_name}":
-                raise
-            msg = f"{name} is not available yet: module {__name__}{module_name} is missing"
-            raise AttributeError(msg) from exc
-        return getattr(module, attribute)
+        return getattr(importlib.import_module(module_name, __name__), attribute)
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(_LAZY))
