@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _quiet_sagemaker() -> None:
-    """Keep the SDK's v2 deprecation notices and config INFO lines off the command's output.
+    """Keep the SDK's v2 deprecation notices and INFO lines off the command's output.
 
     The console script is a process boundary, so it may set this process's environment.
     """
@@ -67,9 +67,10 @@ def _quiet_sagemaker() -> None:
     import os
 
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    config_logger = logging.getLogger("sagemaker.config")
-    if config_logger.level == logging.NOTSET:
-        config_logger.setLevel(logging.WARNING)
+    for name in ("sagemaker", "sagemaker.config"):  # the commands print their own progress
+        sdk_logger = logging.getLogger(name)
+        if sdk_logger.level == logging.NOTSET:
+            sdk_logger.setLevel(logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
