@@ -4,26 +4,25 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from .._exceptions import CorruptRecordError, TruncatedRecordError
+from ..format._crc import MAGIC_FOOTER
 from ..format._decode import decode_tensor_value, tensor_value_layout
 from ..format._tfrecord import locate_record
 from ..storage import LocalStorage, MemoryStorage, Storage, read_many
 
 __all__ = ["Location", "RecordFetcher"]
 
+_MAGIC = MAGIC_FOOTER.to_bytes(4, "little")
 _WHOLE_FILE_LIMIT = 8 << 20  # read and cache event files up to this size in one go
 
 
-class Location(NamedTuple):
-    """Where one record lives: event file key, offset and length of the whole frame."""
-
-    key: str
-    start: int
-    length: int
+#: Where one record lives: ``(event file key, frame offset, frame length)``. A plain tuple,
+#: not a NamedTuple: the garbage collector stops tracking plain tuples of str/int, and a
+#: trial holds one per record.
+Location = tuple[str, int, int]
 
 
 class RecordFetcher:
@@ -45,7 +44,9 @@ class RecordFetcher:
         self._cache_bytes = cache_bytes
         self._cached = 0
         self._evicted: set[str] = set()
-        self._layouts: dict[tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...]]] = {}
+        # (content length, first bytes) -> (prefix, dtype, count, shape or None for 1-D, prefix length)
+        self._layouts: dict[tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...] | None, int]] = {}
+        self._headers: dict[bytes, int] = {}  # validated record headers -> payload length
         self._last_key: str | None = None
         self._last_data: bytes | None = None
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
@@ -78,14 +79,26 @@ class RecordFetcher:
         return data
 
     def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
+        # Fast path: a 12-byte header (length + its CRC) seen and validated before needs no
+        # new CRC; smdebug's magic footer and the index's length are still checked here.
+        key, offset, length = loc
+        header = data[pos : pos + 12]
+        plen = self._headers.get(header)
+        if plen is not None:
+            stop = pos + 12 + plen
+            if stop + 4 - pos == length and data.startswith(_MAGIC, stop):
+                return self._value(data, pos + 12, stop)
         try:
             start, stop = locate_record(data, pos)
         except (CorruptRecordError, TruncatedRecordError) as exc:
-            path = f"{self._storage.uri.rstrip('/')}/{loc.key}"
-            raise type(exc)(f"{path}: {exc}", path=path, offset=loc.start) from None
-        if stop + 4 - pos != loc.length:
-            msg = f"record at {loc.key}:{loc.start} is {stop + 4 - pos} bytes but the index says {loc.length}"
-            raise CorruptRecordError(msg, path=loc.key, offset=loc.start)
+            path = f"{self._storage.uri.rstrip('/')}/{key}"
+            raise type(exc)(f"{path}: {exc}", path=path, offset=offset) from None
+        if stop + 4 - pos != length:
+            msg = f"record at {key}:{offset} is {stop + 4 - pos} bytes but the index says {length}"
+            raise CorruptRecordError(msg, path=key, offset=offset)
+        if len(self._headers) > 4096:
+            self._headers.clear()
+        self._headers[header] = stop - start
         return self._value(data, start, stop)
 
     def _value(self, data: bytes, start: int, stop: int) -> np.ndarray:
@@ -108,27 +121,33 @@ class RecordFetcher:
         key = (stop - pos, data[pos : pos + 40])
         known = self._layouts.get(key)
         if known is not None and data.startswith(known[0], pos):
-            _, dtype, count, shape = known
-            return np.frombuffer(data, dtype, count, pos + len(known[0])).copy().reshape(shape)
+            _, dtype, count, shape, skip = known
+            value = np.frombuffer(data, dtype, count, pos + skip).copy()
+            return value if shape is None else value.reshape(shape)
         layout = tensor_value_layout(data, start, stop)
         if layout is None:
             return decode_tensor_value(data, start, stop)
         if len(self._layouts) > 4096:
             self._layouts.clear()
-        self._layouts[key] = (data[pos : layout.content_start], layout.dtype, layout.n_items, layout.shape)
+        shape = None if layout.shape == (layout.n_items,) else layout.shape  # None: 1-D, no reshape needed
+        self._layouts[key] = (data[pos : layout.content_start], layout.dtype, layout.n_items, shape, layout.content_start - pos)
         return np.frombuffer(data, layout.dtype, layout.n_items, layout.content_start).copy().reshape(layout.shape)
 
     def fetch(self, loc: Location) -> np.ndarray:
         """Return the value stored at ``loc``."""
         if self._local:
-            data = self._file_bytes(loc.key)
+            key, pos, length = loc
+            data = self._last_data if key == self._last_key else self._file_bytes(key)
             if data is not None:
-                return self._decode(loc, data, loc.start)
-        return self._decode(loc, self._storage.read_range(loc.key, loc.start, loc.length), 0)
+                plen = self._headers.get(data[pos : pos + 12])  # _decode's fast path, inlined
+                if plen is not None and plen + 16 == length and data.startswith(_MAGIC, pos + 12 + plen):
+                    return self._value(data, pos + 12, pos + 12 + plen)
+                return self._decode(loc, data, pos)
+        return self._decode(loc, self._storage.read_range(*loc), 0)
 
     def fetch_many(self, locs: Sequence[Location]) -> list[np.ndarray]:
         """Return the values at ``locs`` (ranged reads in parallel on remote stores)."""
         if self._local:
             return [self.fetch(loc) for loc in locs]
-        chunks = read_many(self._storage, [(loc.key, loc.start, loc.length) for loc in locs])
+        chunks = read_many(self._storage, list(locs))
         return [self._decode(loc, data, 0) for loc, data in zip(locs, chunks)]

@@ -29,8 +29,12 @@ class IndexFile(NamedTuple):
     mode: ModeKeys
     mode_step: int
     event_key: str | None
-    tensors: list[IndexEntry]
+    tensors: list[tuple[str, int, int]]  # (name, start, length) of each record, as IndexEntry fields
     shapes: list[tuple[str, tuple[int, ...]]]
+
+
+def _entry_ok(name: object, start: object, length: object) -> bool:
+    return isinstance(name, str) and isinstance(start, int) and isinstance(length, int) and start >= 0 and length >= 16
 
 
 def _fail(key: str, what: str) -> IndexReaderException:
@@ -62,15 +66,18 @@ def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
     if isinstance(mode_step, bool) or not isinstance(mode_step, int) or mode_step < 0:
         raise _fail(key, f"'meta.mode_step' must be a non-negative int (got {mode_step!r})")
     event_key = meta.get("event_file_name")
-    tensors: list[IndexEntry] = []
+    tensors: list[tuple[str, int, int]] = []
+    append = tensors.append
     for item in doc.get("tensor_payload") or ():
         try:
             name, start, length = item["tensorname"], item["start_idx"], item["length"]
         except (KeyError, TypeError):
             raise _fail(key, f"'tensor_payload' entries need tensorname, start_idx, length (got {item!r})") from None
-        if not isinstance(name, str) or not isinstance(start, int) or not isinstance(length, int) or start < 0 or length < 16:
+        # exact-type test first (what JSON gives); the isinstance test keeps subclasses (bool) as before
+        if (name.__class__ is not str or start.__class__ is not int or length.__class__ is not int
+                or start < 0 or length < 16) and not _entry_ok(name, start, length):  # fmt: skip
             raise _fail(key, f"bad 'tensor_payload' entry {item!r}")
-        tensors.append(IndexEntry(name, start, length))
+        append((name, start, length))
     if tensors and not isinstance(event_key, str):
         raise _fail(key, f"'meta.event_file_name' must be a string (got {event_key!r})")
     shapes: list[tuple[str, tuple[int, ...]]] = []

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 
 from .._exceptions import StorageNotFoundError
 from ..exceptions import MissingCollectionFiles
@@ -14,7 +15,7 @@ from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
 from ._fetch import Location, RecordFetcher
 from ._index import REDUCTIONS_PREFIX, IndexFile, parse_index, split_reduction_name
-from ._tensor import Tensor
+from ._tensor import _LOC, _REDS, _SHAPE, StepData, TensorSteps
 
 __all__ = ["TrialLoader"]
 
@@ -38,7 +39,7 @@ class TrialLoader:
     _collections: dict[str, Collection]
     _collection_keys: set[str]
     _workers: set[str]
-    _tensors: dict[str, Tensor]
+    _tensors: dict[str, TensorSteps]  # tensor name -> its steps (Tensor objects view these)
     _global_to_mode: dict[int, tuple[int, int]]
     _mode_to_global: dict[int, dict[int, int]]
     _workers_for_step: dict[int, set[str]]
@@ -146,28 +147,32 @@ class TrialLoader:
         ekey = idx.event_key or ""  # parse_index guarantees a key whenever there are tensors
         extent = 0
         for name, start, length in idx.tensors:
-            loc = Location(ekey, start, length)
-            extent = max(extent, start + length)
+            loc = (ekey, start, length)
+            if start + length > extent:  # noqa: PLR1730 - no max() call in this per-record loop
+                extent = start + length
             red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
             tname = red[0] if red else name
-            tensor = tensors.get(tname)
-            if tensor is None:
-                tensor = tensors[tname] = Tensor(tname, self)  # type: ignore[arg-type]  # self is always a Trial
-            data = tensor._data(mode, mode_step, worker)
-            if red:
-                if data.reductions is None:
-                    data.reductions = {}
-                data.reductions[(red[1], red[2])] = loc
-            else:
-                data.location = loc
+            steps = tensors.get(tname)
+            if steps is None:
+                steps = tensors[tname] = {}
             names.add(tname)
+            by_step = steps.get(mode)
+            if by_step is None:
+                by_step = steps[mode] = {}
+            if red:
+                _add_reduction(by_step, mode_step, worker, (red[1], red[2]), loc)
+            elif mode_step in by_step:
+                by_step[mode_step] = _replaced(by_step[mode_step], worker, _LOC, loc)
+            else:  # the common case: the first record of this tensor at this step
+                by_step[mode_step] = ((worker, loc, None, None),)
         if extent:
             self._fetcher.note_extent(ekey, extent)
         for name, shape in idx.shapes:
-            tensor = tensors.get(name)
-            if tensor is None:
-                tensor = tensors[name] = Tensor(name, self)  # type: ignore[arg-type]  # self is always a Trial
-            tensor._data(mode, mode_step, worker).shape = shape
+            steps = tensors.get(name)
+            if steps is None:
+                steps = tensors[name] = {}
+            by_step = steps.setdefault(mode, {})
+            by_step[mode_step] = _replaced(by_step.get(mode_step, ()), worker, _SHAPE, shape)
             names.add(name)
         mode_names.update(names)
         self._global_to_mode.setdefault(step, (mode, mode_step))
@@ -184,3 +189,27 @@ class TrialLoader:
         if len(pending) > self._window:
             pending.sort()
             self.last_complete_step = pending[len(pending) // 2 - 1]
+
+
+
+def _replaced(entries: tuple[StepData, ...], worker: str, field: int, value: object) -> tuple[StepData, ...]:
+    """``entries`` with field ``field`` of ``worker``'s entry set to ``value`` (added if missing)."""
+    for i, data in enumerate(entries):
+        if data[0] == worker:
+            changed = (*data[:field], value, *data[field + 1 :])
+            return (*entries[:i], changed, *entries[i + 1 :])  # type: ignore[arg-type]
+    new: list[object] = [worker, None, None, None]
+    new[field] = value
+    return tuple(sorted((*entries, tuple(new)), key=itemgetter(0)))  # type: ignore[arg-type]
+
+
+def _add_reduction(
+    by_step: dict[int, tuple[StepData, ...]], mode_step: int, worker: str, key: tuple[str, bool], loc: Location
+) -> None:
+    entries = by_step.get(mode_step, ())
+    data = next((d for d in entries if d[0] == worker), None)
+    reductions = data[_REDS] if data is not None else None
+    if reductions is None:
+        reductions = {}
+        entries = by_step[mode_step] = _replaced(entries, worker, _REDS, reductions)
+    reductions[key] = loc

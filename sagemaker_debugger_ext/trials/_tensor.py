@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -24,18 +24,21 @@ from ._state import StepState
 if TYPE_CHECKING:
     from ._trial import Trial
 
-__all__ = ["Tensor"]
+__all__ = ["StepData", "Tensor", "TensorSteps"]
+
+_GLOBAL = ModeKeys.GLOBAL
 
 
-class StepData:
-    """What one worker saved of a tensor at one step: value location, shape, reductions."""
-
-    __slots__ = ("location", "reductions", "shape")
-
-    def __init__(self) -> None:
-        self.location: Location | None = None
-        self.shape: tuple[int, ...] | None = None
-        self.reductions: dict[tuple[str, bool], Location] | None = None
+#: What one worker saved of a tensor at one step: ``(worker, location, shape, reductions)``
+#: (reductions: ``{(op, abs): Location}``). Plain tuples, replaced rather than changed as
+#: index files add to them: the garbage collector stops tracking plain tuples of plain
+#: values, so a trial's one-per-record entries cost it nothing after their first pass.
+StepData = tuple[str, Location | None, tuple[int, ...] | None, dict[tuple[str, bool], Location] | None]
+_LOC: Final = 1
+_SHAPE: Final = 2
+_REDS: Final = 3
+#: int(mode) -> mode_step -> the StepData of each worker, sorted by worker
+TensorSteps = dict[int, dict[int, tuple[StepData, ...]]]
 
 
 class Tensor:
@@ -44,27 +47,15 @@ class Tensor:
     def __init__(self, name: str, trial: Trial) -> None:
         self.name = name
         self._trial = trial
-        # int(mode) -> mode_step -> worker -> StepData
-        self._steps: dict[int, dict[int, dict[str, StepData]]] = {}
+        # owned and filled by the trial, which holds no strong reference to Tensor objects:
+        # no reference cycle, so a dropped trial (and its file cache) is freed at once
+        self._steps: TensorSteps = trial._tensors[name]
 
     def __repr__(self) -> str:
         return f"<Tensor name={self.name!r}>"
 
-    # --- building (called by the trial while reading index files) ----------------------
-    def _data(self, mode: int, mode_step: int, worker: str) -> StepData:
-        by_step = self._steps.get(mode)
-        if by_step is None:
-            by_step = self._steps[mode] = {}
-        by_worker = by_step.get(mode_step)
-        if by_worker is None:
-            by_worker = by_step[mode_step] = {}
-        data = by_worker.get(worker)
-        if data is None:
-            data = by_worker[worker] = StepData()
-        return data
-
     # --- step lookup ----------------------------------------------------------------------
-    def _step_dict(self, step: int, mode: ModeKeys) -> dict[str, StepData] | None:
+    def _step_dict(self, step: int, mode: ModeKeys) -> tuple[StepData, ...] | None:
         m = int(mode)
         if m == 4:  # ModeKeys.GLOBAL: saved as GLOBAL, else the mode step of that global step
             glob = self._steps.get(4)
@@ -94,10 +85,11 @@ class Tensor:
                 raise NoMoreData(step, mode, steps[-1] if steps else -1)
             raise StepNotYetAvailable(step, mode)
         if worker is None:
-            return found[min(found)]
-        if worker not in found:
-            raise InvalidWorker(worker)
-        return found[worker]
+            return found[0]
+        for data in found:
+            if data[0] == worker:
+                return data
+        raise InvalidWorker(worker)
 
     # --- steps ----------------------------------------------------------------------------
     def _all_steps(self, mode: ModeKeys) -> list[int]:
@@ -132,7 +124,7 @@ class Tensor:
         found = self._step_dict(step_num, _check_mode(mode))
         if found is None:
             raise TensorUnavailableForStep(self.name, step_num, mode)
-        return sorted(found)
+        return [data[0] for data in found]
 
     # --- values ---------------------------------------------------------------------------
     def value(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> np.ndarray:
@@ -144,10 +136,24 @@ class Tensor:
             StepNotYetAvailable / StepUnavailable / NoMoreData: see ``has_passed_step``.
             InvalidWorker: ``worker`` did not save this tensor at this step.
         """
-        data = self._step_data(step_num, mode, worker)
-        if data.location is None:
-            raise TensorUnavailableForStep(self.name, step_num, mode, bool(data.reductions))
-        return self._trial._fetcher.fetch(data.location)
+        data: StepData | None = None
+        if mode is _GLOBAL and worker is None:  # the common call: _step_data's lookup, inlined
+            steps = self._steps
+            glob = steps.get(4)
+            found: tuple[StepData, ...] | None = None
+            if glob is not None and step_num in glob:
+                found = glob[step_num]
+            else:
+                mm = self._trial._global_to_mode.get(step_num)
+                by_step = steps.get(mm[0]) if mm is not None else None
+                found = by_step.get(mm[1]) if by_step is not None and mm is not None else None
+            if found:
+                data = found[0]
+        if data is None:
+            data = self._step_data(step_num, mode, worker)
+        if data[_LOC] is None:
+            raise TensorUnavailableForStep(self.name, step_num, mode, bool(data[_REDS]))
+        return self._trial._fetcher.fetch(data[_LOC])
 
     def values(self, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> dict[int, np.ndarray]:
         """``{step: value}`` for every complete step of ``mode`` (fetched in parallel on S3)."""
@@ -155,19 +161,19 @@ class Tensor:
         locs = []
         for s in steps:
             data = self._step_data(s, mode, worker)
-            if data.location is None:
-                raise TensorUnavailableForStep(self.name, s, mode, bool(data.reductions))
-            locs.append(data.location)
+            if data[_LOC] is None:
+                raise TensorUnavailableForStep(self.name, s, mode, bool(data[_REDS]))
+            locs.append(data[_LOC])
         return dict(zip(steps, self._trial._fetcher.fetch_many(locs)))
 
     def shape(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> tuple[int, ...]:
         """The shape at ``step_num``: the saved shape, else the shape of the saved value."""
         data = self._step_data(step_num, mode, worker)
-        if data.shape is not None:
-            return data.shape
-        if data.location is None:
+        if data[_SHAPE] is not None:
+            return data[_SHAPE]
+        if data[_LOC] is None:
             raise ShapeUnavailableForStep(self.name, step_num, mode)
-        return tuple(self._trial._fetcher.fetch(data.location).shape)
+        return tuple(self._trial._fetcher.fetch(data[_LOC]).shape)
 
     def reduction_value(
         self,
@@ -183,26 +189,26 @@ class Tensor:
         """
         op = normalize_reduction_name(reduction_name)
         data = self._step_data(step_num, mode, worker)
-        if data.reductions and (op, bool(abs)) in data.reductions:
-            return self._trial._fetcher.fetch(data.reductions[(op, bool(abs))])
-        if data.location is None:
+        if data[_REDS] and (op, bool(abs)) in data[_REDS]:
+            return self._trial._fetcher.fetch(data[_REDS][(op, bool(abs))])
+        if data[_LOC] is None:
             raise TensorUnavailableForStep(reduction_name, step_num, mode)
-        return compute_reduction(op, self._trial._fetcher.fetch(data.location), bool(abs))
+        return compute_reduction(op, self._trial._fetcher.fetch(data[_LOC]), bool(abs))
 
     def reduction_values(
         self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None
     ) -> dict[tuple[str, bool], np.ndarray]:
         """``{(op, abs): value}`` of the reductions *stored* at ``step_num``."""
         data = self._step_data(step_num, mode, worker)
-        if not data.reductions:
+        if not data[_REDS]:
             return {}
-        keys = list(data.reductions)
-        vals = self._trial._fetcher.fetch_many([data.reductions[k] for k in keys])
+        keys = list(data[_REDS])
+        vals = self._trial._fetcher.fetch_many([data[_REDS][k] for k in keys])
         return dict(zip(keys, vals))
 
     def has_reductions(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL) -> bool:
         """Whether reductions were stored at ``step_num``."""
-        return bool(self._step_data(step_num, mode, None).reductions)
+        return bool(self._step_data(step_num, mode, None)[_REDS])
 
 
 def _check_mode(mode: object) -> ModeKeys:

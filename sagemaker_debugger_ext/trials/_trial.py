@@ -6,6 +6,7 @@ import bisect
 import os
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -22,7 +23,7 @@ from ._collections import Collection
 from ._fetch import RecordFetcher
 from ._loading import TrialLoader
 from ._state import StepState
-from ._tensor import Tensor, _check_mode
+from ._tensor import Tensor, TensorSteps, _check_mode
 
 __all__ = ["Trial"]
 
@@ -86,7 +87,8 @@ class Trial(TrialLoader):
         self._collections: dict[str, Collection] = {}
         self._collection_keys: set[str] = set()
         self._workers: set[str] = set()
-        self._tensors: dict[str, Tensor] = {}
+        self._tensors: dict[str, TensorSteps] = {}
+        self._tensor_views: weakref.WeakValueDictionary[str, Tensor] = weakref.WeakValueDictionary()
         # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
         self._global_to_mode: dict[int, tuple[int, int]] = {}
         self._mode_to_global: dict[int, dict[int, int]] = {}
@@ -236,7 +238,10 @@ class Trial(TrialLoader):
         """
         if not self.has_tensor(tname):
             raise TensorUnavailable(tname)
-        return self._tensors[tname]
+        tensor = self._tensor_views.get(tname)
+        if tensor is None:  # the same object while anyone holds it
+            tensor = self._tensor_views[tname] = Tensor(tname, self)
+        return tensor
 
     def collections(self) -> dict[str, Collection]:
         """``{name: Collection}`` from the workers' collections files."""

@@ -61,6 +61,7 @@ def test_values_and_reductions(sample_trial) -> None:  # type: ignore[no-untyped
     with pytest.raises(TensorUnavailableForStep, match="reductions were saved") as info:
         relu.value(3)
     assert info.value.has_reductions
+    assert relu.has_reductions(3) is True
     red = relu.reduction_values(3)
     assert set(red) == {("mean", False), ("max", False), ("l2", False), ("mean", True)}
     assert relu.reduction_value(3, "max") == red[("max", False)]
