@@ -28,7 +28,10 @@ print(json.dumps({
 
 def test_smdebug_readers_read_our_files(tmp_path, smdebug_python):
     """smdebug's Local{System,Algorithm}MetricsReader return our events with the same values."""
-    t0 = time.time() - 60
+    # Whole seconds at the start of a minute: every event lands in one per-minute file whose
+    # name-timestamp equals the query start (a fractional t0 made smdebug's file filter drop
+    # the first event when the file was named by an earlier whole second).
+    t0 = float((int(time.time()) // 60 - 2) * 60)
     with SystemMetricsWriter(tmp_path, "algo-1") as w:
         for i in range(20):
             w.write([SystemEvent(type="cpu", name="cpu0", dimension="CPUUtilization", value=float(i),
