@@ -2,9 +2,13 @@
 
 The hook saves weights, gradients, losses and ReLU outputs (raw tensors, ~1.6 MB per saved
 step) every 10 steps (``hook_overhead_interval10``) and every step
-(``hook_overhead_interval1``). Overhead = step time with the hook / step time without - 1, the median over repeats of
-each hooked run against the baseline run just before it (the hook's ``close()``, which
-waits for the last files, is inside the timing).
+(``hook_overhead_interval1``). Overhead = steady-state step time with the hook / step time
+without - 1, the median over repeats of each hooked run against the baseline run just before
+it. Steady state: every run (baseline too) first trains ``WARMUP`` untimed steps, which hold
+the hook's one-time set-up (first saved step, first collections JSON, writer thread start);
+then ``STEPS`` timed steps (30 save cycles at interval 10, saved steps included). The hook's
+``close()`` (waiting for the last files, rewriting the collections JSON) happens once per
+run and is reported separately as ``hook_close_ms``.
 Runs are interleaved (baseline, interval 10, interval 1, interval 10 on tmpfs, repeated) so
 drifts in machine speed hit all of them. ``hook_overhead_interval10_tmpfs`` writes to
 ``/dev/shm``: the hook's own CPU cost without the disk. ``hook_cpu_overhead_*`` compare
@@ -22,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-STEPS = 100
+WARMUP = 20
+STEPS = 300
 REPEATS = 7
 BATCH = 256
 
@@ -41,7 +46,12 @@ def _model() -> Any:
 
 
 def _time_steps(
-    model: Any, hook: Any, steps: int, cpu: list[float] | None = None, thread: list[float] | None = None
+    model: Any,
+    hook: Any,
+    steps: int,
+    cpu: list[float] | None = None,
+    thread: list[float] | None = None,
+    closes: list[float] | None = None,
 ) -> float:
     import torch
 
@@ -52,21 +62,30 @@ def _time_steps(
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(BATCH, 256)
     y = torch.randint(0, 10, (BATCH,))
+
+    def train(n: int) -> None:
+        for _ in range(n):
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+
+    train(WARMUP)
     t0 = time.perf_counter()
     c0 = time.process_time()
     th0 = time.thread_time()
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
-    if hook is not None:
-        hook.close()
+    train(steps)
+    elapsed = time.perf_counter() - t0
     if cpu is not None:
         cpu.append((time.process_time() - c0) / steps)
     if thread is not None:
         thread.append((time.thread_time() - th0) / steps)
-    return (time.perf_counter() - t0) / steps
+    if hook is not None:
+        c = time.perf_counter()
+        hook.close()
+        if closes is not None:
+            closes.append(time.perf_counter() - c)
+    return elapsed / steps
 
 
 def _hook(out_dir: Path, interval: int) -> Any:
@@ -101,13 +120,16 @@ def _measure() -> dict[str, object]:
     times: dict[str, list[float]] = {"base": [], "i10": [], "i1": [], "i10_shm": []}
     cpu: dict[str, list[float]] = {k: [] for k in times}
     thr: dict[str, list[float]] = {k: [] for k in times}
+    closes: list[float] = []
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as mem:
         _time_steps(_model(), None, 10)  # warm-up
         _time_steps(_model(), _hook(Path(tmp) / "warm", 1), 3)
         for r in range(REPEATS):
             times["base"].append(_time_steps(_model(), None, STEPS, cpu["base"], thr["base"]))
-            times["i10"].append(_time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"], thr["i10"]))
+            times["i10"].append(
+                _time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"], thr["i10"], closes)
+            )
             times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2, cpu["i1"], thr["i1"]))
             times["i10_shm"].append(
                 _time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS, cpu["i10_shm"], thr["i10_shm"])
@@ -127,6 +149,7 @@ def _measure() -> dict[str, object]:
         "hook_cpu_overhead_interval1": overhead("i1", cpu),
         "hook_train_thread_overhead_interval10": overhead("i10", thr),
         "hook_train_thread_overhead_interval1": overhead("i1", thr),
+        "hook_close_ms": round(statistics.median(closes) * 1000, 2),
         "hook_step_ms_baseline": round(med["base"] * 1000, 3),
         "hook_step_ms_interval10": round(med["i10"] * 1000, 3),
         "hook_step_ms_interval1": round(med["i1"] * 1000, 3),

@@ -42,7 +42,7 @@ _PACK_DOUBLE = struct.Struct("<d").pack
 class StepWriter(ClosesOnExit):
     """Collect the tensors of one (global step, worker) and write them in one go.
 
-    ``close()`` writes ``events/<G>/<G>_<worker>.tfevents`` (one ``write`` call) and then
+    ``close()`` writes ``events/<G>/<G>_<worker>.tfevents`` and then
     ``index/<G//1000>/<G>_<worker>.json``, both atomically. Nothing is written when no
     tensor or shape was added. Usable as a context manager.
 
@@ -55,6 +55,9 @@ class StepWriter(ClosesOnExit):
         clock: the source of ``Event.wall_time`` (tests pass a constant).
         background: hand the two file writes to this writer's thread instead of doing
             them in ``close()`` (the files appear after ``background.flush()``).
+        borrow_arrays: keep references to the arrays given to ``write_tensor`` instead of
+            copying them; the caller must not change them before ``close()`` (the hook
+            passes its private per-step copies, saving one copy of every saved byte).
     """
 
     def __init__(
@@ -67,8 +70,10 @@ class StepWriter(ClosesOnExit):
         mode_step: int | None = None,
         clock: Callable[[], float] = time.time,
         background: BackgroundWriter | None = None,
+        borrow_arrays: bool = False,
     ) -> None:
         self._root = Path(trial_root)
+        self._borrow = borrow_arrays
         self._background = background
         self._root_abs = os.path.abspath(os.fspath(trial_root))
         self._step = check_step("global_step", global_step)
@@ -86,6 +91,7 @@ class StepWriter(ClosesOnExit):
         self._tail = self._metadata + _FOOTER
         self._step_field = b"\x10" + _varint(self._step) if self._step else b""
         self._buf = bytearray()
+        self._parts: list[bytes | memoryview] = []  # with borrow_arrays: headers and array views
         self._tensor_index: list[str] = []  # JSON objects, as json.dumps writes them
         self._shape_index: list[dict[str, Any]] = []
         self._offset = 0
@@ -122,12 +128,15 @@ class StepWriter(ClosesOnExit):
         mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
         prefix = b"\x09" + _PACK_DOUBLE(self._clock()) + self._step_field
         payload_size = len(prefix) + after_step
-        buf = self._buf
-        buf += frame_header(payload_size)
-        buf += prefix
-        buf += mid
-        buf += enc.content  # copied now: the caller may change its array after this call
-        buf += self._tail
+        if self._borrow:  # the caller keeps the array unchanged until close(): no copy here
+            self._parts += (frame_header(payload_size) + prefix + mid, enc.content, self._tail)
+        else:
+            buf = self._buf
+            buf += frame_header(payload_size)
+            buf += prefix
+            buf += mid
+            buf += enc.content  # copied now: the caller may change its array after this call
+            buf += self._tail
         record_size = 16 + payload_size
         self._tensor_index.append(
             f'{{"tensorname": {_json_str(name)}, "start_idx": {self._offset}, "length": {record_size}}}'
@@ -153,7 +162,8 @@ class StepWriter(ClosesOnExit):
         meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
         if self._tensor_index:
             ekey = self.event_key
-            self._write(self._path(ekey), self._buf, new_dir=True)
+            data = self._parts if self._borrow else self._buf
+            self._write(self._path(ekey), data, new_dir=True)
             meta["event_file_name"] = ekey
         # byte-identical to json.dumps({"meta": ..., "tensor_payload": [...], "shape_payload": [...]})
         text = (
@@ -162,12 +172,13 @@ class StepWriter(ClosesOnExit):
         )
         self._write(self._path(self.index_key), text.encode(), new_dir=False)
         self._buf = bytearray()
+        self._parts = []
 
-    def _write(self, path: str, data: bytes | bytearray, *, new_dir: bool) -> None:
+    def _write(self, path: str, data: bytes | bytearray | list[bytes | memoryview], *, new_dir: bool) -> None:
         if self._background is None:
             atomic_write(path, data, new_dir=new_dir)
         else:
-            self._background.submit(path, data, new_dir=new_dir)
+            self._background.submit(path, b"".join(data) if isinstance(data, list) else data, new_dir=new_dir)
 
     def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root

@@ -55,8 +55,9 @@ class StepOutput:
     def _write_files(self) -> None:
         from ..format import StepWriter
 
-        writer = StepWriter(
-            self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step
+        writer = StepWriter(  # the records are this step's private copies: the writer may borrow them
+            self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
+            borrow_arrays=True,
         )
         for name, array, dtype in self._records:
             writer.write_tensor(name, array, dtype=dtype)

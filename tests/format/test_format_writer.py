@@ -231,3 +231,15 @@ def test_background_writer_reports_failures(tmp_path: Path) -> None:
         bg.submit(tmp_path / "y", b"data")
     with pytest.raises(StorageError):
         bg.close()
+
+
+def test_borrowed_arrays_write_the_same_bytes(tmp_path: Path) -> None:
+    """borrow_arrays=True writes byte-identical files to the copying path."""
+    arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.array([True, False]), "c": np.float64(2.5)}
+    for root, borrow in ((tmp_path / "copy", False), (tmp_path / "borrow", True)):
+        with StepWriter(root, global_step=3, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=1,
+                        clock=lambda: 1.0, borrow_arrays=borrow) as w:  # fmt: skip
+            for name, value in arrays.items():
+                w.write_tensor(name, value)
+    for rel in ("events/000000000003/000000000003_worker_0.tfevents", "index/000000000/000000000003_worker_0.json"):
+        assert (tmp_path / "borrow" / rel).read_bytes() == (tmp_path / "copy" / rel).read_bytes()
