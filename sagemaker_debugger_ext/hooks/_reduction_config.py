@@ -13,22 +13,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
-import numpy as np
 
 from .._exceptions import HookConfigError, field_error_message
+from .._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS
 
 __all__ = [
     "ALLOWED_NORMS",
     "ALLOWED_REDUCTIONS",
     "REDUCTIONS_PREFIX",
     "ReductionConfig",
-    "compute_reduction",
     "parse_bool",
     "reduction_tensor_name",
 ]
 
-ALLOWED_REDUCTIONS = ("min", "max", "mean", "std", "variance", "sum", "prod")
-ALLOWED_NORMS = ("l1", "l2")
 REDUCTIONS_PREFIX = "smdebug/reductions/"
 _TOKENS = (
     *ALLOWED_REDUCTIONS,
@@ -186,38 +183,3 @@ def reduction_tensor_name(tensor_name: str, op: str, is_abs: bool) -> str:
     """``smdebug/reductions/[abs_]<op>/<name>`` with ``:<digits>`` removed (smdebug's naming)."""
     name = _COLON_INDEX.sub("", f"{op}/{tensor_name}")
     return REDUCTIONS_PREFIX + ("abs_" if is_abs else "") + name
-
-
-def compute_reduction(op: str, is_abs: bool, array: np.ndarray) -> np.ndarray:
-    """One reduction of ``array`` as a 0-d array (float inputs keep their float dtype)."""
-    flat = np.asarray(array).reshape(-1)
-    if is_abs:
-        flat = np.abs(flat)
-    if op == "l1":
-        value: Any = np.sum(np.abs(flat))
-    elif op == "l2":
-        value = np.sqrt(np.sum(np.square(flat.astype(np.float64))))
-    elif op == "min":
-        value = np.min(flat)
-    elif op == "max":
-        value = np.max(flat)
-    elif op == "mean":
-        value = np.mean(flat)
-    elif op == "std":
-        value = np.std(flat)
-    elif op == "variance":
-        value = np.var(flat)
-    elif op == "sum":
-        value = np.sum(flat)
-    elif op == "prod":
-        value = np.prod(flat)
-    else:
-        raise HookConfigError(
-            field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op),
-            field="reduction",
-            value=op,
-        )
-    out = np.asarray(value)
-    if np.issubdtype(flat.dtype, np.floating):
-        out = out.astype(flat.dtype)
-    return out

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._modes import ModeKeys
+from .._reductions import compute_reduction
 from ._arrays import float_view
 from ._background import BackgroundWriter
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
-from ._reduction_config import compute_reduction, reduction_tensor_name
+from ._reduction_config import reduction_tensor_name
 
 __all__ = ["StepOutput"]
 
@@ -92,7 +93,7 @@ class StepOutput:
                 if (op, is_abs) in done:
                     continue
                 done.add((op, is_abs))
-                self.write_raw(reduction_tensor_name(name, op, is_abs), compute_reduction(op, is_abs, values))
+                self.write_raw(reduction_tensor_name(name, op, is_abs), compute_reduction(op, values, is_abs=is_abs))
         if raw:
             self.write_raw(name, array, dtype)
         if shape:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
 from .._modes import ModeKeys
+from .._reductions import compute_reduction
 from ..exceptions import (
     InvalidWorker,
     NoMoreData,
@@ -18,7 +19,7 @@ from ..exceptions import (
     TensorUnavailableForStep,
 )
 from ._fetch import Location
-from ._reductions import compute_reduction, normalize_reduction_name
+from ._reductions import normalize_reduction_name
 from ._state import StepState
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ class Tensor:
             return self._trial._fetcher.fetch(data[_REDS][(op, bool(abs))])
         if data[_LOC] is None:
             raise TensorUnavailableForStep(reduction_name, step_num, mode)
-        return compute_reduction(op, self._trial._fetcher.fetch(data[_LOC]), bool(abs))
+        return compute_reduction(op, self._trial._fetcher.fetch(data[_LOC]), is_abs=bool(abs))
 
     def reduction_values(
         self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sagemaker_debugger_ext._reductions import compute_reduction
 from sagemaker_debugger_ext.hooks import (
     HookConfigError,
     ModeKeys,
@@ -17,7 +18,7 @@ from sagemaker_debugger_ext.hooks import (
     load_hook_settings,
     parse_hook_config,
 )
-from sagemaker_debugger_ext.hooks._reduction_config import compute_reduction, reduction_tensor_name
+from sagemaker_debugger_ext.hooks._reduction_config import reduction_tensor_name
 
 SCHEDULES = [
     # (save params, steps looked at, expected saved steps)
@@ -134,11 +135,11 @@ def test_reduction_tokens_parse_like_smdebug() -> None:
 def test_reductions_use_the_flattened_tensor() -> None:
     """Norms are vector norms of the flattened tensor (not matrix norms); abs applies first."""
     x = np.array([[1.0, -2.0], [-3.0, 4.0]], dtype=np.float32)
-    assert compute_reduction("l2", False, x) == pytest.approx(np.sqrt(30.0))
-    assert compute_reduction("l1", False, x) == pytest.approx(10.0)
-    assert compute_reduction("mean", True, x) == pytest.approx(2.5)
-    assert compute_reduction("min", False, x) == pytest.approx(-3.0)
-    assert compute_reduction("variance", False, x).dtype == np.float32
+    assert compute_reduction("l2", x, is_abs=False) == pytest.approx(np.sqrt(30.0))
+    assert compute_reduction("l1", x, is_abs=False) == pytest.approx(10.0)
+    assert compute_reduction("mean", x, is_abs=True) == pytest.approx(2.5)
+    assert compute_reduction("min", x, is_abs=False) == pytest.approx(-3.0)
+    assert compute_reduction("variance", x, is_abs=False).dtype == np.float32
     assert reduction_tensor_name("relu_output_0", "l2", False) == "smdebug/reductions/l2/relu_output_0"
     assert reduction_tensor_name("a:0", "mean", True) == "smdebug/reductions/abs_mean/a"
 
