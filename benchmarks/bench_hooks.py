@@ -1,21 +1,27 @@
 """Hook overhead: PyTorch MLP step time with the hook vs without, in the same process.
 
-The hook saves weights, gradients, losses and ReLU outputs (raw tensors, ~1.6 MB per saved
-step) every 10 steps (``hook_overhead_interval10``) and every step
-(``hook_overhead_interval1``). Overhead = steady-state step time with the hook / step time
-without - 1, the median over repeats of each hooked run against the baseline run just before
-it. Steady state: every run (baseline too) first trains ``WARMUP`` untimed steps, which hold
-the hook's one-time set-up (first saved step, first collections JSON, writer thread start);
-then ``STEPS`` timed steps (30 save cycles at interval 10, saved steps included). The hook's
-``close()`` (waiting for the last files, rewriting the collections JSON) happens once per
-run and is reported separately as ``hook_close_ms``.
-Runs are interleaved (baseline, interval 10, interval 1, interval 10 on tmpfs, repeated) so
-drifts in machine speed hit all of them. ``hook_overhead_interval10_tmpfs`` writes to
-``/dev/shm``: the hook's own CPU cost without the disk. ``hook_cpu_overhead_*`` compare
-process CPU time (all threads, the background writer included) instead of wall time: on a
-machine shared with other work they are the steadier numbers. ``hook_train_thread_*`` compare
-the CPU time of the training thread alone: the hook's cost on the training loop when the
-background writer has a core of its own.
+Workload: a 256-256-256-10 MLP (ReLU), batch 256, plain SGD, torch on one intra-op thread
+(about 2.2 ms per step on the 2-vCPU reference machine). The hook saves weights, gradients,
+losses and ReLU outputs (raw tensors, ~1.6 MB per saved step) every 10 steps
+(``hook_overhead_interval10``) or every step (``hook_overhead_interval1``).
+
+Method: interleaved blocks, as ``bench_profiler``. Each repeat builds two identical models,
+one with the hook and one without, warms both up (``WARMUP`` steps: the hook's one-time
+set-up happens there), then runs ``CYCLES`` pairs of ``BLOCK``-step blocks alternating
+between them (ABBA order: hooked first in even pairs, baseline first in odd ones). Overhead
+of a repeat = total hooked time / total baseline time - 1; the reported value is the median
+over ``REPEATS`` repeats (``*_p25``/``*_p75`` give the spread). A block of 10 steps holds
+one whole save cycle at interval 10 (the saved step, the hand-over to the writer thread and
+its file writes), so every cost of the hook lands in the hooked blocks. Alternating every
+~22 ms cancels the slow drifts in machine speed that dominate run-to-run noise on a shared
+VM (consecutive 300-step runs differ by +-5 %). The hook's ``close()`` (waiting for the last
+files, rewriting the collections JSON) happens once per run and is reported separately as
+``hook_close_ms``.
+
+Also reported: ``hook_overhead_interval10_tmpfs`` (the trial folder on ``/dev/shm``: the
+hook's cost without the disk), ``hook_cpu_overhead_*`` (process CPU time, every thread,
+the writer thread included) and ``hook_train_thread_overhead_*`` (CPU time of the training
+thread alone), and the median step times.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 WARMUP = 20
-STEPS = 300
-REPEATS = 7
+CYCLES = 30
+BLOCK = 10
+REPEATS = 9
 BATCH = 256
 
 
@@ -45,49 +53,6 @@ def _model() -> Any:
     )
 
 
-def _time_steps(
-    model: Any,
-    hook: Any,
-    steps: int,
-    cpu: list[float] | None = None,
-    thread: list[float] | None = None,
-    closes: list[float] | None = None,
-) -> float:
-    import torch
-
-    loss_fn = torch.nn.CrossEntropyLoss()
-    if hook is not None:
-        hook.register_module(model)
-        hook.register_loss(loss_fn)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(BATCH, 256)
-    y = torch.randint(0, 10, (BATCH,))
-
-    def train(n: int) -> None:
-        for _ in range(n):
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-
-    train(WARMUP)
-    t0 = time.perf_counter()
-    c0 = time.process_time()
-    th0 = time.thread_time()
-    train(steps)
-    elapsed = time.perf_counter() - t0
-    if cpu is not None:
-        cpu.append((time.process_time() - c0) / steps)
-    if thread is not None:
-        thread.append((time.thread_time() - th0) / steps)
-    if hook is not None:
-        c = time.perf_counter()
-        hook.close()
-        if closes is not None:
-            closes.append(time.perf_counter() - c)
-    return elapsed / steps
-
-
 def _hook(out_dir: Path, interval: int) -> Any:
     from sagemaker_debugger_ext.hooks import TrainingContext
     from sagemaker_debugger_ext.pytorch import Hook, SaveConfig
@@ -100,11 +65,59 @@ def _hook(out_dir: Path, interval: int) -> Any:
     )
 
 
+Timing = tuple[float, float, float]  # wall, process CPU, training-thread CPU
+
+
+def _trainer(hook: Any) -> Callable[[int], Timing]:
+    """A training loop on a fresh model (hooked when ``hook`` is given); ``train(n)`` runs
+    ``n`` steps and returns their wall, process CPU and thread CPU seconds."""
+    import torch
+
+    model, loss_fn = _model(), torch.nn.CrossEntropyLoss()
+    if hook is not None:
+        hook.register_module(model)
+        hook.register_loss(loss_fn)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(BATCH, 256)
+    y = torch.randint(0, 10, (BATCH,))
+
+    def train(n: int) -> Timing:
+        t0, c0, th0 = time.perf_counter(), time.process_time(), time.thread_time()
+        for _ in range(n):
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        return time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - th0
+
+    return train
+
+
+def _repeat(out_dir: Path, interval: int, closes: list[float] | None = None) -> tuple[Timing, Timing]:
+    """One repeat: totals of the baseline blocks and of the hooked blocks."""
+    hook = _hook(out_dir, interval)
+    base, hooked = _trainer(None), _trainer(hook)
+    base(WARMUP)
+    hooked(WARMUP)
+    totals = {"base": [0.0, 0.0, 0.0], "hook": [0.0, 0.0, 0.0]}
+    for cycle in range(CYCLES):
+        order = (("hook", hooked), ("base", base)) if cycle % 2 == 0 else (("base", base), ("hook", hooked))
+        for key, train in order:
+            for i, value in enumerate(train(BLOCK)):
+                totals[key][i] += value
+    c = time.perf_counter()
+    hook.close()
+    if closes is not None:
+        closes.append(time.perf_counter() - c)
+    b, h = totals["base"], totals["hook"]
+    return (b[0], b[1], b[2]), (h[0], h[1], h[2])
+
+
 def run() -> dict[str, object]:
-    """Return ``hook_overhead_interval10`` and ``hook_overhead_interval1`` (+ raw timings).
+    """Return ``hook_overhead_interval10`` and ``hook_overhead_interval1`` (+ details).
 
     Torch runs on one intra-op thread so that the numbers do not depend on how many other
-    processes share the machine's cores (the hook's background writer gets a core).
+    processes share the machine's cores (the hook's writer thread gets the other core).
     """
     import torch
 
@@ -117,40 +130,46 @@ def run() -> dict[str, object]:
 
 
 def _measure() -> dict[str, object]:
-    times: dict[str, list[float]] = {"base": [], "i10": [], "i1": [], "i10_shm": []}
-    cpu: dict[str, list[float]] = {k: [] for k in times}
-    thr: dict[str, list[float]] = {k: [] for k in times}
+    runs: dict[str, list[tuple[Timing, Timing]]] = {"i10": [], "i1": [], "i10_shm": []}
     closes: list[float] = []
     shm = Path("/dev/shm")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as mem:
-        _time_steps(_model(), None, 10)  # warm-up
-        _time_steps(_model(), _hook(Path(tmp) / "warm", 1), 3)
+        _trainer(None)(10)  # warm-up of torch itself
         for r in range(REPEATS):
-            times["base"].append(_time_steps(_model(), None, STEPS, cpu["base"], thr["base"]))
-            times["i10"].append(
-                _time_steps(_model(), _hook(Path(tmp) / f"i10_{r}", 10), STEPS, cpu["i10"], thr["i10"], closes)
-            )
-            times["i1"].append(_time_steps(_model(), _hook(Path(tmp) / f"i1_{r}", 1), STEPS // 2, cpu["i1"], thr["i1"]))
-            times["i10_shm"].append(
-                _time_steps(_model(), _hook(Path(mem) / f"s10_{r}", 10), STEPS, cpu["i10_shm"], thr["i10_shm"])
-            )
-    med = {k: statistics.median(v) for k, v in times.items()}
+            runs["i10"].append(_repeat(Path(tmp) / f"i10_{r}", 10, closes))
+            if r % 2 == 0:  # the secondary variants get every other repeat
+                runs["i1"].append(_repeat(Path(tmp) / f"i1_{r}", 1))
+                runs["i10_shm"].append(_repeat(Path(mem) / f"s10_{r}", 10))
 
-    def overhead(key: str, source: dict[str, list[float]] = times) -> float:
-        # median of per-repeat ratios: each hooked run is paired with the baseline run just
-        # before it, which cancels slow drifts in machine load
-        return round(statistics.median(t / b for t, b in zip(source[key], source["base"], strict=True)) - 1, 4)
+    def ratios(key: str, part: int) -> list[float]:
+        return sorted(h[part] / b[part] - 1 for b, h in runs[key])
 
+    def overhead(key: str, part: int = 0) -> float:
+        return round(statistics.median(ratios(key, part)), 4)
+
+    def quartiles(key: str) -> tuple[float, float]:
+        q = statistics.quantiles(ratios(key, 0), n=4, method="inclusive")
+        return round(q[0], 4), round(q[2], 4)
+
+    steps = CYCLES * BLOCK
+
+    def step_ms(key: str, which: int) -> float:
+        return round(statistics.median(pair[which][0] for pair in runs[key]) / steps * 1000, 3)
+
+    p25, p75 = quartiles("i10")
     return {
         "hook_overhead_interval10": overhead("i10"),
+        "hook_overhead_interval10_p25": p25,
+        "hook_overhead_interval10_p75": p75,
         "hook_overhead_interval1": overhead("i1"),
         "hook_overhead_interval10_tmpfs": overhead("i10_shm"),
-        "hook_cpu_overhead_interval10": overhead("i10", cpu),
-        "hook_cpu_overhead_interval1": overhead("i1", cpu),
-        "hook_train_thread_overhead_interval10": overhead("i10", thr),
-        "hook_train_thread_overhead_interval1": overhead("i1", thr),
+        "hook_cpu_overhead_interval10": overhead("i10", 1),
+        "hook_cpu_overhead_interval1": overhead("i1", 1),
+        "hook_train_thread_overhead_interval10": overhead("i10", 2),
+        "hook_train_thread_overhead_interval1": overhead("i1", 2),
         "hook_close_ms": round(statistics.median(closes) * 1000, 2),
-        "hook_step_ms_baseline": round(med["base"] * 1000, 3),
-        "hook_step_ms_interval10": round(med["i10"] * 1000, 3),
-        "hook_step_ms_interval1": round(med["i1"] * 1000, 3),
+        "hook_step_ms_baseline": step_ms("i10", 0),
+        "hook_step_ms_interval10": step_ms("i10", 1),
+        "hook_step_ms_interval1": step_ms("i1", 1),
+        "hook_overhead_repeats": REPEATS,
     }

@@ -12,7 +12,7 @@ import os
 import time
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import torch
@@ -45,7 +45,7 @@ def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
         return t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16), "bfloat16"
     if t.dtype not in _NUMPY_OK:
         t = t.float()
-    return t.to("cpu").numpy(), None
+    return (t.numpy() if t.is_cpu else t.cpu().numpy()), None
 
 
 _NUMPY_OK = {
@@ -93,7 +93,9 @@ class Hook(BaseHook):
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
         self._handles: list[Any] = []
-        self._io_colls: dict[torch.nn.Module, tuple[Collection, ...]] = {}
+        self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
+        self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
+        self._callbacks: dict[tuple[str, bool, bool], Any] = {}
         self._io_index: dict[str, int] = {}
         self._forward_started = 0.0
         _CURRENT[:] = [weakref.ref(self)]
@@ -134,66 +136,99 @@ class Hook(BaseHook):
         if self._disabled or self._closed:
             return
         if self.never_crash:
-            with self._guard():
-                self._next_step()
-        else:
+            self._guarded(self._next_step)
+        else:  # the per-step hot path: one call less
             self._next_step()
 
     def _next_step(self) -> None:
         if self._handles:
             self._detach()
         self._start_step()
-        self._io_index.clear()
+        if self._io_index:
+            self._io_index.clear()
         if self._metrics is not None:
             self._forward_started = time.time()
         if self._due:
-            self._attach()
-            for name, param in self._params:
-                self._save_for_tensor(name, param)
+            plan = self._attach()
+            for name, param, colls in plan.params:
+                self._write_for(name, param, colls)
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
         if self._metrics is not None and self._forward_started:
             self._metrics.record("forward", self._forward_started, time.time(), self.mode_steps[self.mode], self.mode)
 
-    def _attach(self) -> None:
+    def _attach(self) -> _SavePlan:
         """Attach forward and gradient hooks for this (saved) step only."""
+        train = self.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
+        key = (train, self._due)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self._make_plan(train)
+        handles = self._handles
+        for mod, callback in plan.forward:
+            handles.append(mod.register_forward_hook(callback))
+        for param, callback in plan.grads:
+            if param.requires_grad:  # may have been frozen since the plan was made
+                handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
+        return plan
+
+    def _make_plan(self, train: bool) -> _SavePlan:
+        """What a step with the current due collections saves (cached per due set)."""
+        due = self._due
+        forward = []
         for mod, name in (*self._modules.items(), *self._loss_modules.items()):
-            colls = self._io_colls.get(mod)
-            if colls is None:
-                probe = (f"{name}_input_0", f"{name}_output_0")
-                colls = self._io_colls[mod] = tuple(c for c in self._to_save if any(c.matches(p) for p in probe))
-            if any(c in self._due for c in colls):
-                self._handles.append(mod.register_forward_hook(self._make_forward_hook(name)))
-        if self.mode in (ModeKeys.EVAL, ModeKeys.PREDICT):
-            return
-        for name, param in self._params:
-            gname = GRADIENT_PREFIX + name
-            if param.requires_grad and any(c in self._due for c in self._collections_of(gname)):
-                self._handles.append(param.register_hook(self._make_grad_hook(gname)))  # type: ignore[no-untyped-call]
+            sides = [any(c in due for c in self._io_collections(mod, f"{name}_{side}_0")) for side in ("input", "output")]
+            if any(sides):
+                forward.append((mod, self._callback(name, *sides)))
+        grads = []
+        if train:
+            for name, param in self._params:
+                gname = GRADIENT_PREFIX + name
+                if param.requires_grad and any(c in due for c in self._collections_of(gname)):
+                    grads.append((param, self._callback(gname, False, False)))
+        params = [(name, param, colls) for name, param in self._params
+                  if (colls := tuple(c for c in self._collections_of(name) if c in due))]  # fmt: skip
+        return _SavePlan(forward, grads, params)
+
+    def _io_collections(self, mod: torch.nn.Module, probe: str) -> tuple[Collection, ...]:
+        colls = self._io_colls.get((mod, probe))
+        if colls is None:
+            colls = self._io_colls[(mod, probe)] = tuple(c for c in self._to_save if c.matches(probe))
+        return colls
+
+    def _forget_plans(self) -> None:
+        self._plans.clear()
 
     def _detach(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
 
-    def _make_forward_hook(self, name: str) -> Any:
-        def forward_hook(module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
-            if self._disabled:
-                return
-            with self._guard():
-                self._write_io(name, "_input_", inputs)
-                self._write_io(name, "_output_", outputs)
+    def _callback(self, name: str, inputs: bool, outputs: bool) -> Any:
+        """The (cached) forward hook saving a module's inputs and/or outputs, or, with
+        neither, the gradient hook saving ``name``."""
+        key = (name, inputs, outputs)
+        callback = self._callbacks.get(key)
+        if callback is not None:
+            return callback
+        if inputs or outputs:
 
-        return forward_hook
+            def callback(module: torch.nn.Module, args: Any, result: Any) -> None:
+                if self._disabled:
+                    return
+                if inputs:
+                    self._guarded(self._write_io, name, "_input_", args)
+                if outputs:
+                    self._guarded(self._write_io, name, "_output_", result)
 
-    def _make_grad_hook(self, name: str) -> Any:
-        def grad_hook(grad: torch.Tensor) -> None:
-            if self._disabled or grad is None:
-                return
-            with self._guard():
-                self._save_for_tensor(name, grad)
+        else:
 
-        return grad_hook
+            def callback(grad: torch.Tensor) -> None:
+                if not self._disabled and grad is not None:
+                    self._guarded(self._save_for_tensor, name, grad)
+
+        self._callbacks[key] = callback
+        return callback
 
     def _write_io(self, name: str, suffix: str, value: Any) -> None:
         key = name + suffix
@@ -218,13 +253,24 @@ class Hook(BaseHook):
 
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
         if isinstance(value, torch.Tensor):
-            return tensor_to_numpy(value)
+            t = value.detach()
+            if t.dtype in _NUMPY_OK and t.is_cpu:  # the usual case, inlined (per saved tensor)
+                return t.numpy(), None
+            return tensor_to_numpy(t)
         return super()._to_numpy(value)
 
     def close(self) -> None:
         """Write the last step and finish the run (also done at interpreter exit)."""
         self._detach()
         super().close()
+
+
+class _SavePlan(NamedTuple):
+    """The hooks and parameter saves of a step, for one set of due collections."""
+
+    forward: list[tuple[torch.nn.Module, Any]]
+    grads: list[tuple[torch.nn.Parameter, Any]]
+    params: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]
 
 
 def _tensors(value: Any) -> Iterable[torch.Tensor]:

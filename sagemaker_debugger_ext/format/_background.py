@@ -1,13 +1,13 @@
-"""Optional background file writes, so a training step does not wait for the filesystem.
+"""Background file writes, so a training step does not wait for the filesystem.
 
-A :class:`BackgroundWriter` writes each file's ``.tmp`` copy on a small thread pool (file
-creation is the slow part on a busy disk, and it overlaps well), and one committer thread
-renames them into place strictly in submission order, so readers see exactly what the
-synchronous writer would show, in the same order (an event file before its index, step
-after step). Encoding stays on the caller's thread; only system calls (which release the
-GIL) move. ``flush()`` waits until everything submitted is visible and re-raises the first
-failure. The owner must ``close()`` it before declaring the run finished (e.g. before
-``write_training_end``).
+A :class:`BackgroundWriter` owns one thread that performs submitted atomic writes (or
+callables that write, :meth:`~BackgroundWriter.submit_call`) strictly in submission order,
+so readers see exactly what the synchronous writer would show, in the same order (an event
+file before its index, step after step). Python on that thread holds the GIL that a
+training thread needs between its framework calls, so the thread is kept lean: C-level
+``SimpleQueue``s for the jobs and the backpressure tokens, one ``writev`` per file. ``flush()``
+waits until everything submitted is visible and re-raises the first failure. The owner
+must ``close()`` it before declaring the run finished (e.g. before ``write_training_end``).
 """
 
 from __future__ import annotations
@@ -15,95 +15,111 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import cast
+from collections.abc import Callable, Iterable, Sequence
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ._closing import ClosesOnExit
+from ._files import Data, atomic_write
 
 __all__ = ["BackgroundWriter"]
 
 _STOP = object()
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
-
-def _prepare(target: str, data: bytes | bytearray, new_dir: bool) -> str:
-    """Write ``data`` to ``target.tmp`` (creating the folder); return the tmp path."""
-    parent = os.path.dirname(target)
-    if new_dir:
-        os.makedirs(parent, exist_ok=True)
-    tmp = target + ".tmp"
-    try:
-        fd = os.open(tmp, _FLAGS, 0o666)
-    except FileNotFoundError:
-        os.makedirs(parent, exist_ok=True)
-        fd = os.open(tmp, _FLAGS, 0o666)
-    try:
-        view = memoryview(data).cast("B")
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
-    return tmp
+#: one file of a submitted group: (path, bytes or chunks, whether its folder is probably new)
+FileWrite = tuple[str, Data, bool]
 
 
 class BackgroundWriter(ClosesOnExit):
     """Atomic file writes off the caller's thread, made visible in submission order.
 
     Args:
-        threads: threads writing ``.tmp`` files concurrently.
-        max_pending: submitted writes that may wait at most; ``submit`` blocks beyond it
-            (backpressure keeps memory bounded).
+        max_pending: submitted groups that may wait at most; ``submit`` blocks beyond it
+            (backpressure keeps memory bounded when the disk is slower than training).
+
+    Raises:
+        ConfigValueError: ``max_pending`` is not an int >= 1.
     """
 
-    def __init__(self, *, threads: int = 4, max_pending: int = 64) -> None:
-        for name, val in (("threads", threads), ("max_pending", max_pending)):
-            if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-                msg = field_error_message(name, "an int >= 1", val)
-                raise ConfigValueError(msg, field=name, value=val)
-        self._threads = threads
-        self._queue: queue.Queue[object] = queue.Queue(maxsize=max_pending)
-        self._pool: ThreadPoolExecutor | None = None
-        self._committer: threading.Thread | None = None
+    def __init__(self, *, max_pending: int = 64) -> None:
+        if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
+            msg = field_error_message("max_pending", "an int >= 1", max_pending)
+            raise ConfigValueError(msg, field="max_pending", value=max_pending)
+        self._jobs: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()  # backpressure tokens (C-level)
+        for _ in range(max_pending):
+            self._slots.put(None)
+        self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def _commit_loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            try:
-                if item is _STOP:
-                    return
-                fut, target = cast("tuple[Future[str], str]", item)
-                try:
-                    tmp = fut.result()
-                    if self._error is None:
-                        os.replace(tmp, target)
-                except OSError as exc:
-                    if self._error is None:
-                        self._error = exc
-            finally:
-                self._queue.task_done()
+    def submit(self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False) -> None:
+        """Queue an atomic write of ``data`` (bytes or a sequence of chunks) to ``path``,
+        visible after all earlier ones. The caller must not change ``data`` afterwards.
 
-    def submit(self, path: str | os.PathLike[str], data: bytes | bytearray, *, new_dir: bool = False) -> None:
-        """Queue an atomic write of ``data`` to ``path``, visible after all earlier ones.
+        Raises:
+            StorageError: an earlier background write failed, or the writer is closed.
+        """
+        self.submit_group([(os.fspath(path), data, new_dir)])
+
+    def submit_group(self, writes: Iterable[FileWrite]) -> None:
+        """Queue several atomic writes, performed in this order by one hand-over.
 
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
         self._raise_pending()
-        target = os.fspath(path)
+        group = list(writes)
+        if self._thread is None or self._closed:
+            self._start(group)
+        self._slots.get()
+        self._jobs.put(group)
+
+    def submit_call(self, job: Callable[[], object]) -> None:
+        """Queue ``job()`` to run on the writer thread, in order with the file writes (the
+        hook hands over a whole finished step this way: encoding included, which keeps
+        that Python off the training thread).
+
+        Raises:
+            StorageError: an earlier background write failed, or the writer is closed.
+        """
+        self._raise_pending()
+        if self._thread is None or self._closed:
+            self._start(())
+        self._slots.get()
+        self._jobs.put(job)
+
+    def _start(self, group: Sequence[FileWrite]) -> None:
         with self._lock:
             if self._closed:
                 msg = "BackgroundWriter is closed"
-                raise StorageError(msg, uri=target)
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="sdx-format-io")
-                self._committer = threading.Thread(target=self._commit_loop, name="sdx-format-commit", daemon=True)
-                self._committer.start()
-            pool = self._pool
-        self._queue.put((pool.submit(_prepare, target, data, new_dir), target))
+                raise StorageError(msg, uri=group[0][0] if group else None)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        jobs, release = self._jobs, self._slots.put
+        while True:
+            job = jobs.get()
+            if job is _STOP:
+                return
+            if isinstance(job, threading.Event):  # a flush() marker
+                job.set()
+                continue
+            try:
+                if self._error is None:
+                    if callable(job):
+                        job()
+                    else:
+                        for path, data, new_dir in job:  # type: ignore[attr-defined]
+                            atomic_write(path, data, new_dir=new_dir)
+            except BaseException as exc:  # noqa: BLE001 - handed back to the submitting thread
+                if self._error is None:
+                    self._error = exc
+            finally:
+                job = None  # the written buffers are freed now, not at the next hand-over
+                release(None)
 
     def _raise_pending(self) -> None:
         if self._error is not None:
@@ -113,20 +129,20 @@ class BackgroundWriter(ClosesOnExit):
 
     def flush(self) -> None:
         """Wait until every submitted write is visible; raise the first failure."""
-        if self._committer is not None:
-            self._queue.join()
+        if self._thread is not None and self._thread.is_alive():
+            done = threading.Event()
+            self._jobs.put(done)
+            done.wait()
         self._raise_pending()
 
     def close(self) -> None:
-        """Flush, then stop the threads. Idempotent."""
+        """Flush, then stop the thread; raise the first failure. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            committer, pool = self._committer, self._pool
-        if committer is not None and pool is not None:
-            self._queue.put(_STOP)
-            committer.join()
-            pool.shutdown(wait=True)
+            thread = self._thread
+        if thread is not None:
+            self._jobs.put(_STOP)
+            thread.join()
         self._raise_pending()
-

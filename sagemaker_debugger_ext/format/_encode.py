@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import struct
+from json.encoder import encode_basestring_ascii as _json_str
 
 import numpy as np
 
@@ -23,6 +24,7 @@ __all__ = [
     "encode_scalar_value",
     "encode_summary_event",
     "encode_tensor",
+    "numeric_record_layout",
     "to_array",
     "value_layout",
 ]
@@ -50,9 +52,16 @@ def to_array(value: object) -> np.ndarray:
 
 def encode_mode_metadata(mode: int, mode_step: int) -> bytes:
     """Return ``Value.metadata`` (field 9) carrying smdebug's ``mode_step`` and ``mode``."""
-    step = len_field(1, MODE_STEP_PLUGIN) + len_field(2, str(mode_step).encode())
-    md = len_field(1, MODE_PLUGIN) + len_field(2, str(int(mode)).encode())
-    return len_field(9, len_field(1, step) + len_field(1, md))
+    step = _MODE_STEP_KEY + len_field(2, str(mode_step).encode())
+    return len_field(9, len_field(1, step) + _mode_plugin(int(mode)))
+
+
+_MODE_STEP_KEY = len_field(1, MODE_STEP_PLUGIN)
+
+
+@functools.cache
+def _mode_plugin(mode: int) -> bytes:
+    return len_field(1, len_field(1, MODE_PLUGIN) + len_field(2, str(mode).encode()))
 
 
 def encode_event_prefix(wall_time: float, step: int) -> bytes:
@@ -137,6 +146,34 @@ def value_layout(tag: str, tensor_head: bytes, tensor_size: int, metadata_size: 
     summary_size = 1 + len(encode_varint(value_size)) + value_size
     mid = b"\x2a" + encode_varint(summary_size) + b"\x0a" + encode_varint(value_size) + value_head + tensor_head
     return mid, 1 + len(encode_varint(summary_size)) + summary_size
+
+
+@functools.lru_cache(maxsize=8192)
+def numeric_record_layout(
+    tag: str, shape: tuple[int, ...], dtype: np.dtype[np.generic], metadata_size: int
+) -> tuple[bytes, int, str] | None:
+    """The step-independent part of a record holding a plain numeric array, or ``None``.
+
+    For a C-contiguous little-endian array of ``dtype`` (no dtype override) the record's
+    bytes after ``Event.step`` are this layout's ``mid``, the raw array bytes, and the
+    metadata; returns ``(mid, after_step_size, json_escaped_tag)`` as :func:`value_layout`
+    (plus the tag as the index JSON writes it). Strings, bfloat16 and byte-swapped dtypes
+    give ``None``: they take :func:`encode_tensor`'s general path.
+
+    Raises:
+        UnsupportedDTypeError: the dtype cannot be written.
+    """
+    if dtype.kind in STRING_KINDS or dtype.byteorder == ">":
+        return None
+    proto = proto_dtype_for(dtype)
+    if proto == DataType.DT_BFLOAT16:
+        return None
+    nbytes = dtype.itemsize
+    for size in shape:
+        nbytes *= size
+    head = _numeric_head(tag, shape, int(proto), nbytes)
+    mid, after_step = value_layout(tag, head, len(head) + nbytes, metadata_size)
+    return mid, after_step, _json_str(tag)
 
 
 def _bf16_bits(arr: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ Record layout, all little-endian::
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -34,8 +35,10 @@ _U32 = struct.Struct("<I")
 _MAGIC = _U32.pack(MAGIC_FOOTER)
 
 
+@functools.lru_cache(maxsize=4096)
 def frame_header(length: int) -> bytes:
-    """Return the 12-byte record header for a payload of ``length`` bytes."""
+    """Return the 12-byte record header for a payload of ``length`` bytes (cached: a
+    tensor's records keep their size from step to step)."""
     raw = _LEN.pack(length)
     return raw + _U32.pack(mask_crc(get_crc32c()(raw)))
 

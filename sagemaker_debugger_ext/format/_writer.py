@@ -3,6 +3,7 @@ JSON and the end-of-job marker (reference §2.1, §2.8-2.10, §2.12)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import struct
@@ -16,10 +17,16 @@ import numpy as np
 
 from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
 from .._modes import ModeKeys
-from ._background import BackgroundWriter
+from ._background import BackgroundWriter, FileWrite
 from ._closing import ClosesOnExit
 from ._crc import MAGIC_FOOTER
-from ._encode import encode_mode_metadata, encode_tensor, to_array, value_layout
+from ._encode import (
+    encode_mode_metadata,
+    encode_tensor,
+    numeric_record_layout,
+    to_array,
+    value_layout,
+)
 from ._files import atomic_write
 from ._layout import (
     END_OF_JOB_FILE,
@@ -52,12 +59,17 @@ class StepWriter(ClosesOnExit):
         worker: the worker name, e.g. ``worker_0`` (one safe path component).
         mode: the mode of the step.
         mode_step: the step within ``mode`` (defaults to ``global_step``).
-        clock: the source of ``Event.wall_time`` (tests pass a constant).
+        clock: the source of ``Event.wall_time``, read once: the records of one step
+            share one wall time (tests pass a constant).
         background: hand the two file writes to this writer's thread instead of doing
-            them in ``close()`` (the files appear after ``background.flush()``).
+            them in ``close()`` (the files appear after ``background.flush()``); with
+            ``borrow_arrays`` the arrays must stay unchanged until then.
         borrow_arrays: keep references to the arrays given to ``write_tensor`` instead of
-            copying them; the caller must not change them before ``close()`` (the hook
-            passes its private per-step copies, saving one copy of every saved byte).
+            copying them; the caller must not change them before ``close()``.
+
+    Raises:
+        ConfigValueError: a bad step or mode.
+        PathEscapeError: ``worker`` is not one safe path component.
     """
 
     def __init__(
@@ -72,10 +84,10 @@ class StepWriter(ClosesOnExit):
         background: BackgroundWriter | None = None,
         borrow_arrays: bool = False,
     ) -> None:
-        self._root = Path(trial_root)
         self._borrow = borrow_arrays
         self._background = background
-        self._root_abs = os.path.abspath(os.fspath(trial_root))
+        root = os.fspath(trial_root)
+        self._root_abs = _absolute_root(root) if root.startswith("/") else os.path.abspath(root)
         self._step = check_step("global_step", global_step)
         self._worker = check_name("worker", worker)
         if not isinstance(mode, ModeKeys):
@@ -86,10 +98,10 @@ class StepWriter(ClosesOnExit):
                 raise ConfigValueError(msg, field="mode", value=mode) from None
         self._mode = mode
         self._mode_step = check_step("mode_step", global_step if mode_step is None else mode_step)
-        self._clock = clock
         self._metadata = encode_mode_metadata(int(mode), self._mode_step)
         self._tail = self._metadata + _FOOTER
-        self._step_field = b"\x10" + _varint(self._step) if self._step else b""
+        step_field = b"\x10" + _varint(self._step) if self._step else b""
+        self._prefix = b"\x09" + _PACK_DOUBLE(clock()) + step_field  # Event.wall_time, Event.step
         self._buf = bytearray()
         self._parts: list[bytes | memoryview] = []  # with borrow_arrays: headers and array views
         self._tensor_index: list[str] = []  # JSON objects, as json.dumps writes them
@@ -124,22 +136,32 @@ class StepWriter(ClosesOnExit):
         if name.__class__ is not str or not name:
             _check_tensor_name(name)
         arr = value if isinstance(value, np.ndarray) else to_array(value)
-        enc = encode_tensor(name, arr, dtype)
-        mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
-        prefix = b"\x09" + _PACK_DOUBLE(self._clock()) + self._step_field
+        layout = (
+            numeric_record_layout(name, arr.shape, arr.dtype, len(self._metadata))
+            if dtype is None and arr.flags.c_contiguous
+            else None
+        )
+        if layout is not None:  # the common case: nothing to encode but the cached layout
+            mid, after_step, json_name = layout
+            content: bytes | memoryview = memoryview(arr.reshape(-1).view(np.uint8))
+        else:
+            enc = encode_tensor(name, arr, dtype)
+            mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
+            content, json_name = enc.content, _json_str(name)
+        prefix = self._prefix
         payload_size = len(prefix) + after_step
         if self._borrow:  # the caller keeps the array unchanged until close(): no copy here
-            self._parts += (frame_header(payload_size) + prefix + mid, enc.content, self._tail)
+            self._parts += (frame_header(payload_size) + prefix + mid, content, self._tail)
         else:
             buf = self._buf
             buf += frame_header(payload_size)
             buf += prefix
             buf += mid
-            buf += enc.content  # copied now: the caller may change its array after this call
+            buf += content  # copied now: the caller may change its array after this call
             buf += self._tail
         record_size = 16 + payload_size
         self._tensor_index.append(
-            f'{{"tensorname": {_json_str(name)}, "start_idx": {self._offset}, "length": {record_size}}}'
+            f'{{"tensorname": {json_name}, "start_idx": {self._offset}, "length": {record_size}}}'
         )
         self._offset += record_size
 
@@ -160,25 +182,24 @@ class StepWriter(ClosesOnExit):
         if not self._tensor_index and not self._shape_index:
             return
         meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
+        writes: list[FileWrite] = []
         if self._tensor_index:
             ekey = self.event_key
-            data = self._parts if self._borrow else self._buf
-            self._write(self._path(ekey), data, new_dir=True)
+            writes.append((self._path(ekey), self._parts if self._borrow else self._buf, True))
             meta["event_file_name"] = ekey
         # byte-identical to json.dumps({"meta": ..., "tensor_payload": [...], "shape_payload": [...]})
         text = (
             f'{{"meta": {json.dumps(meta)}, "tensor_payload": [{", ".join(self._tensor_index)}], '
             f'"shape_payload": {json.dumps(self._shape_index)}}}'
         )
-        self._write(self._path(self.index_key), text.encode(), new_dir=False)
+        writes.append((self._path(self.index_key), text.encode(), False))
         self._buf = bytearray()
         self._parts = []
-
-    def _write(self, path: str, data: bytes | bytearray | list[bytes | memoryview], *, new_dir: bool) -> None:
-        if self._background is None:
-            atomic_write(path, data, new_dir=new_dir)
+        if self._background is not None:  # one hand-over for both files, in this order
+            self._background.submit_group(writes)
         else:
-            self._background.submit(path, b"".join(data) if isinstance(data, list) else data, new_dir=new_dir)
+            for path, data, new_dir in writes:
+                atomic_write(path, data, new_dir=new_dir)
 
     def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root
@@ -189,6 +210,13 @@ class StepWriter(ClosesOnExit):
             msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
             raise ConfigValueError(msg, field="StepWriter", value=self._step)
 
+
+
+@functools.lru_cache(maxsize=64)
+def _absolute_root(root: str) -> str:
+    """``os.path.abspath`` of an absolute path (cached: a hook writes under one root; relative
+    paths are not cached, the working folder may change)."""
+    return os.path.abspath(root)
 
 
 def _check_tensor_name(name: object) -> None:

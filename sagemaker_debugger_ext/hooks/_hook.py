@@ -13,7 +13,7 @@ import logging
 import os
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -22,16 +22,16 @@ import numpy as np
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
+from ..format import BackgroundWriter
 from ._arrays import float_view, to_numpy
-from ._background import BackgroundWriter
 from ._collections import (
     PYTORCH_BUILTIN_REGEXES,
-    TRAIN_ONLY_COLLECTIONS,
     Collection,
     CollectionKeys,
     CollectionManager,
 )
 from ._context import TrainingContext
+from ._due import NOTHING_DUE, DueCollections
 from ._json_config import load_hook_settings
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._reduction_config import ReductionConfig
@@ -116,8 +116,8 @@ class BaseHook:
         self._disabled = False
         self._closed = False
         self._to_save: list[Collection] = []
-        self._schedules: dict[ModeKeys, list[tuple[Collection, SaveConfigMode]]] = {}
-        self._due: frozenset[Collection] = frozenset()
+        self._schedule = DueCollections(())
+        self._due: frozenset[Collection] = NOTHING_DUE
         self._tensor_colls: dict[str, tuple[Collection, ...]] = {}
         self._pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]] = {}
         self._scalars: list[tuple[str, np.ndarray]] = []
@@ -130,7 +130,8 @@ class BaseHook:
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
         self._atexit: Any = None
-        self._background = BackgroundWriter() if background_writes else None
+        # finished steps' files are written by one thread; at most 4 steps wait (memory bound)
+        self._background = BackgroundWriter(max_pending=4) if background_writes else None
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod
@@ -178,15 +179,7 @@ class BaseHook:
         self._to_save = [c for c in cm if every or c.name in self.include_collections]
         for coll in cm:
             self._complete(coll)
-        train_only = (ModeKeys.EVAL, ModeKeys.PREDICT)
-        self._schedules = {
-            m: [
-                (c, c.save_config.get_save_config(m))  # type: ignore[union-attr]
-                for c in self._to_save
-                if not (m in train_only and c.name in TRAIN_ONLY_COLLECTIONS)
-            ]
-            for m in ModeKeys
-        }
+        self._schedule = DueCollections(self._to_save)
         self._prepared = True
 
     def _collections_of(self, name: str) -> tuple[Collection, ...]:
@@ -215,10 +208,7 @@ class BaseHook:
             self._due = self._compute_due()
 
     def _compute_due(self) -> frozenset[Collection]:
-        if not self._writes:
-            return frozenset()
-        step = self.mode_steps[self.mode]
-        return frozenset(c for c, schedule in self._schedules[self.mode] if schedule.should_save_step(step))
+        return self._schedule.at(self.mode, self.mode_steps[self.mode]) if self._writes else NOTHING_DUE
 
     def _start_step(self, at: int | None = None) -> None:
         """Close the running step and open the next one (smdebug's ``_increment_step``).
@@ -237,7 +227,7 @@ class BaseHook:
             self.step = self.mode_steps[self.mode] = at
         if self.mode != ModeKeys.GLOBAL:
             self.mode_steps[ModeKeys.GLOBAL] = self.step
-        self._due = self._compute_due()
+        self._due = self._schedule.at(self.mode, self.mode_steps[self.mode]) if self._writes else NOTHING_DUE
         self._step_mode, self._step_mode_step = self.mode, self.mode_steps[self.mode]
         self._step_started = now
         self._step_open = True
@@ -255,11 +245,13 @@ class BaseHook:
         if self._metrics is not None and self._step_started is not None:
             mode = self._step_mode
             self._metrics.record(f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), self._step_mode_step, mode)
-        if self._writes:
+        if self._pending and self._writes:
             self._flush_pending()
-            for name, array in self._scalars:
-                self._output_for_step().write_scalar(name, array)
-        self._scalars.clear()
+        if self._scalars:
+            if self._writes:
+                for name, array in self._scalars:
+                    self._output_for_step().write_scalar(name, array)
+            self._scalars.clear()
         if self._output is not None:
             if self._output.close(self._background):
                 self.last_saved_step = self.step
@@ -286,12 +278,21 @@ class BaseHook:
 
     def _save_for_tensor(self, name: str, value: Any) -> None:
         """Save ``value`` if an included collection holding ``name`` is due this step."""
-        colls = self._collections_of(name)
-        due = [c for c in colls if c in self._due]
-        if not due:
-            return
+        colls = self._tensor_colls.get(name)
+        if colls is None:
+            colls = self._collections_of(name)
+        due = self._due
+        due_colls = [c for c in colls if c in due]
+        if due_colls:
+            self._write_for(name, value, due_colls)
+
+    def _write_for(self, name: str, value: Any, collections: Sequence[Collection]) -> None:
+        """Save ``value`` as ``name`` for ``collections`` (all due) in this step."""
         array, dtype = self._to_numpy(value)
-        self._output_for_step().write_tensor(name, array, dtype, due)
+        output = self._output
+        if output is None:
+            output = self._output_for_step()
+        output.write_tensor(name, array, dtype, collections)
 
     def _assign(self, tensor_name: str, collection_name: str) -> None:
         """Make ``tensor_name`` an explicit member of ``collection_name``."""
@@ -299,7 +300,11 @@ class BaseHook:
         if tensor_name not in coll.tensor_names:
             coll.add_tensor_name(tensor_name)
             self._tensor_colls.pop(tensor_name, None)
+            self._forget_plans()
             self._dirty = True
+
+    def _forget_plans(self) -> None:
+        """Drop what a framework adapter cached about which tensors a step saves."""
 
     def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> None:
         """Save a value under ``tensor_name`` into one or more collections (new names allowed).
@@ -382,6 +387,14 @@ class BaseHook:
         if self._metrics is not None:
             self._metrics.close()
 
+    def _guarded(self, fn: Callable[..., object], *args: Any) -> None:
+        """``fn(*args)`` under :meth:`_guard` (cheaper on the per-tensor paths)."""
+        if not self.never_crash:
+            fn(*args)
+            return
+        with self._guard():
+            fn(*args)
+
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
         """Opt-in "never crash training": log the hook's own failure and stop saving."""
@@ -393,7 +406,7 @@ class BaseHook:
         except Exception:  # noqa: BLE001 - the documented opt-in process boundary
             _LOG.warning("sagemaker_debugger_ext hook failed; it stops saving, training continues", exc_info=True)
             self._disabled = True
-            self._due = frozenset()
+            self._due = NOTHING_DUE
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"

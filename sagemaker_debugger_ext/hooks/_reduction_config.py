@@ -8,6 +8,7 @@ the PyTorch hook of smdebug stores: ``torch.norm(p)``), never as matrix norms.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -122,7 +123,7 @@ class ReductionConfig:
     save_raw_tensor: bool = attrs.field(default=False, converter=_raw_flag)
     save_shape: bool = attrs.field(default=False, converter=_shape_flag)
 
-    @property
+    @functools.cached_property
     def all_reductions(self) -> tuple[tuple[str, bool], ...]:
         """``(op, abs)`` pairs in smdebug's write order: reductions, norms, abs ones."""
         return (

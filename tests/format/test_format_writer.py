@@ -243,3 +243,64 @@ def test_borrowed_arrays_write_the_same_bytes(tmp_path: Path) -> None:
                 w.write_tensor(name, value)
     for rel in ("events/000000000003/000000000003_worker_0.tfevents", "index/000000000/000000000003_worker_0.json"):
         assert (tmp_path / "borrow" / rel).read_bytes() == (tmp_path / "copy" / rel).read_bytes()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_cached_layout_and_general_encoder_agree(tmp_path: Path, dtype: str) -> None:
+    """A C-contiguous array takes the cached-layout fast path, a Fortran-ordered copy of the
+    same values the general encoder: the files are byte-identical, for every dtype."""
+    values = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    for root, arr in ((tmp_path / "fast", values), (tmp_path / "general", np.asfortranarray(values))):
+        assert arr.flags.c_contiguous == (root.name == "fast")
+        with StepWriter(root, global_step=130, worker="worker_0", mode=ModeKeys.EVAL, mode_step=7,
+                        clock=lambda: 2.5) as w:  # fmt: skip
+            w.write_tensor("layer/t", arr)
+            w.write_tensor("scalar", np.array(3, dtype))
+    for rel in ("events/000000000130/000000000130_worker_0.tfevents", "index/000000000/000000000130_worker_0.json"):
+        assert (tmp_path / "fast" / rel).read_bytes() == (tmp_path / "general" / rel).read_bytes()
+
+
+def test_atomic_write_of_many_chunks_and_partial_write_resume(tmp_path: Path) -> None:
+    """More chunks than one writev takes are written in batches; a partial write resumes at
+    the right byte (the bookkeeping, checked on views)."""
+    from sagemaker_debugger_ext.format._files import _advance, atomic_write
+
+    chunks = [bytes([i % 251]) * (i % 7 + 1) for i in range(3000)]
+    assert atomic_write(tmp_path / "many.bin", chunks) == sum(map(len, chunks))
+    assert (tmp_path / "many.bin").read_bytes() == b"".join(chunks)
+    views = [memoryview(b"abc"), memoryview(b"de"), memoryview(b"fgh")]
+    _advance(views, 4)
+    assert [bytes(v) for v in views] == [b"e", b"fgh"]
+    _advance(views, 1)
+    assert [bytes(v) for v in views] == [b"fgh"]
+
+
+def test_background_writer_runs_calls_in_order_with_writes(tmp_path: Path) -> None:
+    """submit_call jobs run on the writer thread in submission order with file writes; a
+    failing job surfaces as StorageError; a closed writer refuses new work."""
+    from sagemaker_debugger_ext._exceptions import ConfigValueError, StorageError
+    from sagemaker_debugger_ext.format import BackgroundWriter
+
+    seen: list[str] = []
+    bg = BackgroundWriter(max_pending=1)
+    bg.submit(tmp_path / "a.txt", b"a")
+    bg.submit_call(lambda: seen.append((tmp_path / "a.txt").read_text()))
+    bg.submit_group([(str(tmp_path / "b.txt"), [b"b", b"c"], False)])
+    bg.submit_call(lambda: seen.append((tmp_path / "b.txt").read_text()))
+    bg.flush()
+    assert seen == ["a", "bc"]
+
+    def fail() -> None:
+        raise OSError(28, "No space left on device")
+
+    bg.submit_call(fail)
+    with pytest.raises(StorageError, match="No space left"):
+        bg.flush()
+    with pytest.raises(StorageError):
+        bg.close()
+    fresh = BackgroundWriter()
+    fresh.close()
+    with pytest.raises(StorageError, match="closed"):
+        fresh.submit(tmp_path / "c.txt", b"c")
+    with pytest.raises(ConfigValueError, match="max_pending"):
+        BackgroundWriter(max_pending=0)

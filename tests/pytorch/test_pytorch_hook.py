@@ -274,3 +274,42 @@ def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch:
     assert hook.save_config.get_save_config(smd.modes.TRAIN).save_interval == 3
     assert smd.get_hook() is hook
     hook.close()
+
+
+def test_freezing_and_unfreezing_between_saved_steps(tmp_path: Path) -> None:
+    """The per-step save plan is cached, but a layer frozen (or unfrozen) mid-training is
+    followed: no gradient while frozen, gradients again afterwards, no error."""
+    model = MLP()
+    hook = _hook(tmp_path, 2)
+    hook.register_module(model)
+    x = torch.randn(2, 6)
+    for step in range(6):
+        model.fc1.requires_grad_(step not in (2, 3))
+        model(x).sum().backward()
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    assert trial.steps() == [0, 2, 4]
+    assert "gradient/MLP_fc1.weight" in trial.tensor_names(step=0)
+    assert "gradient/MLP_fc1.weight" not in trial.tensor_names(step=2)
+    assert "gradient/MLP_fc1.weight" in trial.tensor_names(step=4)
+    assert "gradient/MLP_fc2.weight" in trial.tensor_names(step=2)
+
+
+def test_parameter_assigned_to_a_collection_mid_run_is_saved_from_then_on(tmp_path: Path) -> None:
+    """save_tensor(<a bias's name>, ..., "weights") makes that parameter a member of
+    "weights": the cached save plan is dropped, so later saved steps save it too."""
+    model = MLP()
+    hook = _hook(tmp_path, 1, include_collections=["weights"])
+    hook.register_module(model)
+    x = torch.randn(2, 6)
+    model(x)  # step 0: weights (the plan is made and cached here)
+    hook.save_tensor("MLP_fc1.bias", model.fc1.bias, "weights")  # written into step 0
+    model(x)  # step 1
+    with torch.no_grad():
+        model.fc1.bias.add_(1.0)
+    model(x)  # step 2: saved as a parameter of "weights"
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    assert all("MLP_fc1.bias" in trial.tensor_names(step=s) for s in (0, 1, 2))
+    assert "MLP_fc2.bias" not in trial.tensor_names(step=2)
+    np.testing.assert_array_equal(trial.tensor("MLP_fc1.bias").value(2), model.fc1.bias.detach().numpy())
