@@ -93,9 +93,10 @@ class Hook(BaseHook):
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
         self._handles: list[Any] = []
+        self._hooked_params: list[torch.nn.Parameter] = []
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
         self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
-        self._callbacks: dict[tuple[str, bool, bool], Any] = {}
+        self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
         self._io_index: dict[str, int] = {}
         self._forward_started = 0.0
         _CURRENT[:] = [weakref.ref(self)]
@@ -170,6 +171,7 @@ class Hook(BaseHook):
         for param, callback in plan.grads:
             if param.requires_grad:  # may have been frozen since the plan was made
                 handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
+                self._hooked_params.append(param)
         return plan
 
     def _make_plan(self, train: bool) -> _SavePlan:
@@ -177,15 +179,17 @@ class Hook(BaseHook):
         due = self._due
         forward = []
         for mod, name in (*self._modules.items(), *self._loss_modules.items()):
-            sides = [any(c in due for c in self._io_collections(mod, f"{name}_{side}_0")) for side in ("input", "output")]
-            if any(sides):
-                forward.append((mod, self._callback(name, *sides)))
+            inputs, outputs = (any(c in due for c in self._io_collections(mod, f"{name}_{side}_0")) for side in ("input", "output"))
+            if inputs or outputs:
+                forward.append((mod, self._forward_callback(name, inputs, outputs)))
         grads = []
-        if train:
+        if train:  # every parameter, frozen ones too: requires_grad is checked when attaching
             for name, param in self._params:
                 gname = GRADIENT_PREFIX + name
-                if param.requires_grad and any(c in due for c in self._collections_of(gname)):
-                    grads.append((param, self._callback(gname, False, False)))
+                # matched, not registered: a frozen parameter's gradient is listed in its
+                # collections only once one is saved (by the gradient hook)
+                if any(c in due and c.matches(gname) for c in self._to_save):
+                    grads.append((param, self._grad_callback(gname)))
         params = [(name, param, colls) for name, param in self._params
                   if (colls := tuple(c for c in self._collections_of(name) if c in due))]  # fmt: skip
         return _SavePlan(forward, grads, params)
@@ -203,15 +207,19 @@ class Hook(BaseHook):
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        for param in self._hooked_params:
+            # Removing a tensor hook leaves an empty ``_backward_hooks`` dict whose C++ side
+            # still runs on every backward (GIL, a tensor wrapper per parameter): about 1 % of
+            # a short step, on every step after the first saved one. Drop it when empty.
+            if not param._backward_hooks:
+                param._backward_hooks = None
+        self._hooked_params.clear()
 
-    def _callback(self, name: str, inputs: bool, outputs: bool) -> Any:
-        """The (cached) forward hook saving a module's inputs and/or outputs, or, with
-        neither, the gradient hook saving ``name``."""
+    def _forward_callback(self, name: str, inputs: bool, outputs: bool) -> Any:
+        """The (cached) forward hook saving module ``name``'s inputs and/or outputs."""
         key = (name, inputs, outputs)
         callback = self._callbacks.get(key)
-        if callback is not None:
-            return callback
-        if inputs or outputs:
+        if callback is None:
 
             def callback(module: torch.nn.Module, args: Any, result: Any) -> None:
                 if self._disabled:
@@ -221,13 +229,19 @@ class Hook(BaseHook):
                 if outputs:
                     self._guarded(self._write_io, name, "_output_", result)
 
-        else:
+            self._callbacks[key] = callback
+        return callback
+
+    def _grad_callback(self, name: str) -> Any:
+        """The (cached) gradient hook saving ``name`` (``gradient/<parameter>``)."""
+        callback = self._callbacks.get(name)
+        if callback is None:
 
             def callback(grad: torch.Tensor) -> None:
                 if not self._disabled and grad is not None:
                     self._guarded(self._save_for_tensor, name, grad)
 
-        self._callbacks[key] = callback
+            self._callbacks[name] = callback
         return callback
 
     def _write_io(self, name: str, suffix: str, value: Any) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ._closing import ClosesOnExit
@@ -68,12 +68,8 @@ class BackgroundWriter(ClosesOnExit):
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
-        self._raise_pending()
         group = list(writes)
-        if self._thread is None or self._closed:
-            self._start(group)
-        self._slots.get()
-        self._jobs.put(group)
+        self._enqueue(group, group[0][0] if group else None)
 
     def submit_call(self, job: Callable[[], object]) -> None:
         """Queue ``job()`` to run on the writer thread, in order with the file writes (the
@@ -83,20 +79,20 @@ class BackgroundWriter(ClosesOnExit):
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
+        self._enqueue(job, None)
+
+    def _enqueue(self, job: object, uri: str | None) -> None:
         self._raise_pending()
         if self._thread is None or self._closed:
-            self._start(())
-        self._slots.get()
+            with self._lock:
+                if self._closed:
+                    msg = "BackgroundWriter is closed"
+                    raise StorageError(msg, uri=uri)
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
+                    self._thread.start()
+        self._slots.get()  # blocks while max_pending jobs wait
         self._jobs.put(job)
-
-    def _start(self, group: Sequence[FileWrite]) -> None:
-        with self._lock:
-            if self._closed:
-                msg = "BackgroundWriter is closed"
-                raise StorageError(msg, uri=group[0][0] if group else None)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
-                self._thread.start()
 
     def _run(self) -> None:
         jobs, release = self._jobs, self._slots.put

@@ -143,7 +143,7 @@ class StepWriter(ClosesOnExit):
         )
         if layout is not None:  # the common case: nothing to encode but the cached layout
             mid, after_step, json_name = layout
-            content: bytes | memoryview = memoryview(arr.reshape(-1).view(np.uint8))
+            content: bytes | memoryview = memoryview(arr.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
         else:
             enc = encode_tensor(name, arr, dtype)
             mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))

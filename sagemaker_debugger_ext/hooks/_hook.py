@@ -8,12 +8,10 @@ callbacks only for steps where something is due.
 from __future__ import annotations
 
 import atexit
-import contextlib
-import logging
 import os
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
@@ -32,6 +30,7 @@ from ._collections import (
 )
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
+from ._guard import NeverCrashGuard
 from ._json_config import load_hook_settings
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._reduction_config import ReductionConfig
@@ -40,7 +39,6 @@ from ._step import StepOutput
 
 __all__ = ["BaseHook"]
 
-_LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
 SCALAR_PREFIX = "scalar/"
 
 
@@ -50,7 +48,7 @@ def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
         hook.close()
 
 
-class BaseHook:
+class BaseHook(NeverCrashGuard):
     """Shared machinery of the generic, PyTorch and XGBoost hooks (smdebug's ``BaseHook``)."""
 
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
@@ -386,27 +384,6 @@ class BaseHook:
             self._tb.close()
         if self._metrics is not None:
             self._metrics.close()
-
-    def _guarded(self, fn: Callable[..., object], *args: Any) -> None:
-        """``fn(*args)`` under :meth:`_guard` (cheaper on the per-tensor paths)."""
-        if not self.never_crash:
-            fn(*args)
-            return
-        with self._guard():
-            fn(*args)
-
-    @contextlib.contextmanager
-    def _guard(self) -> Iterator[None]:
-        """Opt-in "never crash training": log the hook's own failure and stop saving."""
-        if not self.never_crash:
-            yield
-            return
-        try:
-            yield
-        except Exception:  # noqa: BLE001 - the documented opt-in process boundary
-            _LOG.warning("sagemaker_debugger_ext hook failed; it stops saving, training continues", exc_info=True)
-            self._disabled = True
-            self._due = NOTHING_DUE
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"
