@@ -270,3 +270,27 @@ def test_collection_save_config_accepts_mode_dict(tmp_path: Path, read_run) -> N
         hook.record_tensor_value("a.weight", np.ones(1))
     hook.close()
     assert sorted(read_run(tmp_path / "run").index()) == [0, 2, 3, 4]
+
+
+def test_failed_background_write_surfaces_at_close_and_is_contained_with_never_crash(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A step whose files cannot be written (here ``events`` is a file, not a folder) fails
+    on the writer thread: the error is raised as StorageError from the training thread (at
+    the next hand-over or at close); with never_crash it is logged and training goes on."""
+    from sagemaker_debugger_ext._exceptions import StorageError
+
+    def run(root: Path, **kw: object) -> Hook:
+        (root / "run").mkdir(parents=True)
+        (root / "run" / "events").write_text("not a folder")
+        hook = _hook(root, save_config=SaveConfig(save_interval=1), include_collections=["weights"], **kw)
+        for i in range(3):
+            hook.advance_step()
+            hook.record_tensor_value("fc.weight", np.full(4, i, np.float32))
+        return hook
+
+    with pytest.raises(StorageError, match="background write failed"):  # in the loop or at close
+        run(tmp_path / "strict").close()
+    with caplog.at_level(logging.WARNING, logger="sagemaker_debugger_ext.hooks"):
+        run(tmp_path / "lenient", never_crash=True).close()
+    assert "stops saving" in caplog.text
