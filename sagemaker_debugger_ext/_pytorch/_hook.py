@@ -41,6 +41,8 @@ def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
     """A CPU numpy view (no copy for CPU tensors: the step writer copies what it writes);
     bfloat16 as raw uint16 bits with dtype ``"bfloat16"``."""
     t = value.detach()
+    if t.dtype in _NUMPY_OK and t.is_cpu:  # the usual case first (per saved tensor)
+        return t.numpy(), None
     if t.dtype == torch.bfloat16:
         return t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16), "bfloat16"
     if t.dtype not in _NUMPY_OK:
@@ -136,10 +138,7 @@ class Hook(BaseHook):
     def _forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
         if self._disabled or self._closed:
             return
-        if self.never_crash:
-            self._guarded(self._next_step)
-        else:  # the per-step hot path: one call less
-            self._next_step()
+        self._guarded(self._next_step)
 
     def _next_step(self) -> None:
         if self._handles:
@@ -267,10 +266,7 @@ class Hook(BaseHook):
 
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
         if isinstance(value, torch.Tensor):
-            t = value.detach()
-            if t.dtype in _NUMPY_OK and t.is_cpu:  # the usual case, inlined (per saved tensor)
-                return t.numpy(), None
-            return tensor_to_numpy(t)
+            return tensor_to_numpy(value)
         return super()._to_numpy(value)
 
     def close(self) -> None:

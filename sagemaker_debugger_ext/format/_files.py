@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-__all__ = ["Data", "atomic_write", "open_for_write"]
+__all__ = ["Data", "atomic_write"]
 
 #: what :func:`atomic_write` accepts: one buffer, or chunks written back to back
 Data = bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview]
@@ -23,7 +23,7 @@ def atomic_write(
     ``mkdir`` instead of a failed ``open`` first). Returns the number of bytes written.
     """
     target = os.fspath(path)
-    fd = open_for_write(target + ".tmp", new_dir=new_dir)
+    fd = _open_for_write(target + ".tmp", new_dir=new_dir)
     try:
         if isinstance(data, (bytes, bytearray, memoryview)):
             written = _write_all(fd, [data])
@@ -35,7 +35,7 @@ def atomic_write(
     return written
 
 
-def open_for_write(path: str, *, new_dir: bool = False) -> int:
+def _open_for_write(path: str, *, new_dir: bool = False) -> int:
     """Create or truncate ``path`` for writing; return its descriptor. Parent folders are
     created; ``new_dir`` says the parent is probably new (one ``mkdir`` instead of a failed
     ``open`` first)."""

@@ -225,7 +225,7 @@ class BaseHook(NeverCrashGuard):
             self.step = self.mode_steps[self.mode] = at
         if self.mode != ModeKeys.GLOBAL:
             self.mode_steps[ModeKeys.GLOBAL] = self.step
-        self._due = self._schedule.at(self.mode, self.mode_steps[self.mode]) if self._writes else NOTHING_DUE
+        self._due = self._compute_due()
         self._step_mode, self._step_mode_step = self.mode, self.mode_steps[self.mode]
         self._step_started = now
         self._step_open = True
@@ -276,21 +276,15 @@ class BaseHook(NeverCrashGuard):
 
     def _save_for_tensor(self, name: str, value: Any) -> None:
         """Save ``value`` if an included collection holding ``name`` is due this step."""
-        colls = self._tensor_colls.get(name)
-        if colls is None:
-            colls = self._collections_of(name)
         due = self._due
-        due_colls = [c for c in colls if c in due]
+        due_colls = [c for c in self._collections_of(name) if c in due]
         if due_colls:
             self._write_for(name, value, due_colls)
 
     def _write_for(self, name: str, value: Any, collections: Sequence[Collection]) -> None:
         """Save ``value`` as ``name`` for ``collections`` (all due) in this step."""
         array, dtype = self._to_numpy(value)
-        output = self._output
-        if output is None:
-            output = self._output_for_step()
-        output.write_tensor(name, array, dtype, collections)
+        self._output_for_step().write_tensor(name, array, dtype, collections)
 
     def _assign(self, tensor_name: str, collection_name: str) -> None:
         """Make ``tensor_name`` an explicit member of ``collection_name``."""

@@ -95,7 +95,7 @@ class StepOutput:
                 done.add((op, is_abs))
                 self.write_raw(reduction_tensor_name(name, op, is_abs), compute_reduction(op, values, is_abs=is_abs))
         if raw:
-            self._records.append((name, array.copy(), dtype))  # write_raw, inlined (hot path)
+            self.write_raw(name, array, dtype)
         if shape:
             self._shapes.append((name, tuple(array.shape)))
         if self._tb is not None:
