@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "trial": "._trial",
     "report": "._report",
     "request": "._request",
+    "serve": "._serve",
 }
 
 

@@ -36,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job-name", metavar="NAME", help="job name (default: generated)")
     parser.add_argument("--no-wait", action="store_true", help="return once the job has started")
     parser.add_argument("--logs", choices=("All", "Training", "Rules", "None"), default="All", help="logs to stream")
+    parser.add_argument(
+        "--event-handler", action="append", default=[], metavar="FILE.py:FUNCTION",
+        help="a Lambda-style handler of the job's state-change events (see docs/local-mode.md)",
+    )  # fmt: skip
 
 
 def _hyperparameters(items: list[str]) -> dict[str, str]:
@@ -63,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
     if not script.is_file():
         msg = field_error_message("SCRIPT", "an existing file", args.script)
         raise ConfigValueError(msg, field="SCRIPT", value=args.script)
+    if args.event_handler:  # the CLI's own process: the local client reads handlers from its environment
+        import json
+        import os
+
+        from ..local._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
+
+        handler_specs(args.event_handler, environ={})  # checked before anything starts
+        given = env_handler_items(os.environ.get(EVENT_HANDLERS_ENV, ""))
+        os.environ[EVENT_HANDLERS_ENV] = json.dumps(given + args.event_handler)
     rules = [builtin_rule(r, save_interval=args.save_interval) for r in args.rule]
     rules += [custom_rule(r) for r in args.custom_rule]
     hook = DebuggerHookConfig(hook_parameters={"save_interval": str(args.save_interval)}) if args.save_interval else None

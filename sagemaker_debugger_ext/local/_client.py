@@ -17,6 +17,8 @@ from typing import Any
 
 from .._exceptions import LocalJobInputError, field_error_message
 from ._describe import describe_response, summary_response, training_job_arn
+from ._event_callables import CallableFollower
+from ._events import handler_specs
 from ._job_spec import resolve_job_spec
 from ._job_store import (
     LAUNCH_FILE,
@@ -52,7 +54,10 @@ class LocalTrainingClient:
             ``RuleWaitSeconds``, ``SyncIntervalSeconds``, ``RulePollSeconds``, ``DebugRuleModule``,
             ``ProfilerRuleModule``, ``StartMonitor``; ``Inline``: run the supervisor in
             this process, blocking, so in-process fakes such as moto's ``mock_aws`` see
-            its S3 calls).
+            its S3 calls), and events: ``EventHandlers`` (callables, ``file.py:function``
+            references or ``{"Handler", "Pattern", "TimeoutSeconds"}`` objects, see
+            ``docs/local-mode.md``) and ``EventBusName`` (an EventBridge bus to send every
+            event to).
 
     .. versionadded:: 0.1.0
     """
@@ -70,6 +75,8 @@ class LocalTrainingClient:
         self._environ = environ
         self.settings = dict(settings or {})
         self._children: list[subprocess.Popen[bytes]] = []
+        #: followers delivering events to Python-callable handlers (one per job that has them)
+        self.followers: list[CallableFollower] = []
 
     # --- CreateTrainingJob --------------------------------------------------------------
     def create_training_job(self, **request: Any) -> dict[str, Any]:
@@ -88,14 +95,37 @@ class LocalTrainingClient:
             raise JobAlreadyExistsError(msg, job_name=name)
         caller_cwd = str(Path.cwd())
         spec = resolve_job_spec(request, default_output_path=output_default, base_dir=caller_cwd)
+        handlers = handler_specs(
+            self.settings.get("EventHandlers") or (),
+            environ=os.environ if self._environ is None else self._environ,
+            base_dir=Path(caller_cwd),
+        )
         paths = self.store.create(name, request)
-        launch = {"Region": self.region, **self.settings, "OutputPath": spec.output_path, "CallerCwd": caller_cwd}
+        settings = {k: v for k, v in self.settings.items() if k != "EventHandlers"}
+        launch = {"Region": self.region, **settings, "OutputPath": spec.output_path, "CallerCwd": caller_cwd}
+        launch["EventHandlers"] = [h.to_launch() for h in handlers if not callable(h.handler)]
         atomic_write_json(paths.root / LAUNCH_FILE, launch)
+        callables = [h for h in handlers if callable(h.handler)]
+        follower = CallableFollower(paths, callables, lambda: self._supervisor_done(name)) if callables else None
+        if follower is not None and not self.settings.get("Inline"):
+            follower.start()
         if self.settings.get("Inline"):
             self._run_inline(paths)
+            if follower is not None:
+                follower.run()  # the job has ended: deliver its events now, in this thread
         else:
             self._start_supervisor(paths)
+        if follower is not None:
+            self.followers.append(follower)
         return {"TrainingJobArn": training_job_arn(self.region, name)}
+
+    def _supervisor_done(self, name: str) -> bool:
+        """Whether the job's supervisor has exited (it writes no more events then)."""
+        try:
+            pid = int(self.store.paths(name).supervisor_pid.read_text())
+        except (OSError, ValueError):
+            return False
+        return pid == os.getpid() or not pid_alive(pid)
 
     def _start_supervisor(self, paths: JobPaths) -> None:
         env = dict(os.environ if self._environ is None else self._environ)

@@ -29,6 +29,9 @@ class LogFollower:
         rules_dir = self.paths.logs_dir / "rules"
         if self.include_rules and rules_dir.is_dir():
             files += [(f"[{p.stem}]", p) for p in sorted(rules_dir.glob("*.log"))]
+        handlers = self.paths.logs_dir / "handlers.log"
+        if handlers.is_file():
+            files.append(("[handlers]", handlers))
         return files
 
     def pump(self, *, final: bool = False) -> None:

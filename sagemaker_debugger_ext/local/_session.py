@@ -20,6 +20,7 @@ from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClien
 from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
 from ._client import LocalTrainingClient, default_output_path
+from ._events import handler_specs
 from ._job_store import JobStore
 from ._logs import follow_job
 
@@ -76,6 +77,12 @@ class LocalSession(_SdkLocalSession):
         job_store: where jobs are kept (default ``$SAGEMAKER_DEBUGGER_EXT_HOME`` or
             ``~/.sagemaker-debugger-ext``).
         settings: supervisor tuning, see :class:`LocalTrainingClient`.
+        event_handlers: handlers of the jobs' "SageMaker Training Job State Change" events:
+            Python callables ``handler(event, context)`` (run in this process), Lambda-style
+            ``"path/to/handler.py:lambda_handler"`` references (run in their own processes,
+            with ``AWS_ENDPOINT_URL_SAGEMAKER`` pointing at a local SageMaker API), or
+            ``{"Handler": ..., "Pattern": <EventBridge pattern>, "TimeoutSeconds": ...}``.
+            See ``docs/local-mode.md``.
         telemetry_opt_out: add ``SageMaker.PythonSDK.Modules.TelemetryOptOut: true`` to the
             SDK config, so ``fit()`` makes no telemetry request. Off by default: any
             non-empty SDK config makes the SDK validate it against its JSON schema at each
@@ -96,10 +103,14 @@ class LocalSession(_SdkLocalSession):
         job_store: str | Path | None = None,
         settings: dict[str, Any] | None = None,
         telemetry_opt_out: bool = False,
+        event_handlers: list[Any] | None = None,
     ) -> None:
         self._telemetry_opt_out = telemetry_opt_out
         self._job_store = JobStore(Path(job_store)) if job_store is not None else JobStore.from_environ()
         self._settings = dict(settings or {})
+        if event_handlers:
+            # checked now, before any job starts; references resolve against this folder
+            self._settings["EventHandlers"] = handler_specs(event_handlers, environ={})
         if boto_session is None:
             boto_session = boto3.Session()
             if boto_session.region_name is None:

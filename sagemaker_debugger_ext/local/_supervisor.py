@@ -21,6 +21,7 @@ from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import StorageError
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
+from ._event_dispatch import EventDispatcher
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
@@ -90,6 +91,7 @@ class Supervisor:
         self._updates = UpdateWatcher(paths)
         self._spec: JobSpec | None = None
         self._signalled = threading.Event()
+        self.events = EventDispatcher(paths, self.launch, environ)
 
     # --- state --------------------------------------------------------------------------
     def write(self, **updates: Any) -> None:
@@ -104,6 +106,7 @@ class Supervisor:
         self.state["Pids"] = pids
         self.state["LastModifiedTime"] = time.time()
         atomic_write_json(self.paths.state, self.state)
+        self.events.observe_state(self.state, self.request)
 
     def transition(self, status: str, message: str, **updates: Any) -> None:
         """Record a SecondaryStatus transition."""
@@ -251,6 +254,7 @@ class Supervisor:
                 changed |= before != rule.status
             if changed:
                 self.write()
+            self.events.poll()
             if all(c.poll() is not None for c in self.training):
                 return
             for child in self.training:
@@ -363,6 +367,7 @@ class Supervisor:
             if sync_thread is not None:
                 sync_thread.halt.set()
         self._finalise(failure)
+        self.events.close()
         return 0
 
     def _kill_everything(self) -> None:

@@ -1,0 +1,38 @@
+"""``sagemaker-debugger-ext serve``: the SageMaker training-job API of the local job store, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "serve Create/Describe/List/Stop/UpdateTrainingJob for local jobs on 127.0.0.1 (for boto3 and the AWS CLI)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``serve`` arguments."""
+    parser.add_argument("--port", type=int, default=8943, help="TCP port on 127.0.0.1 (0: any free port; default 8943)")
+    parser.add_argument("--region", default="us-east-1", help="region used in ARNs (default us-east-1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; prints the endpoint URL first."""
+    from .._exceptions import ConfigValueError, field_error_message
+    from ..local._api_server import ApiServer
+    from ..local._client import LocalTrainingClient
+
+    if not 0 <= args.port <= 65535:
+        msg = field_error_message("--port", "an integer from 0 to 65535", args.port)
+        raise ConfigValueError(msg, field="--port", value=args.port)
+    server = ApiServer(LocalTrainingClient(region=args.region), port=args.port)
+    server.start()
+    print(f"serving the SageMaker training-job API on {server.url}", flush=True)
+    print(f"  aws sagemaker list-training-jobs --endpoint-url {server.url}", flush=True)
+    print(f"  export AWS_ENDPOINT_URL_SAGEMAKER={server.url}", flush=True)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
