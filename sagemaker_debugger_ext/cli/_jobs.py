@@ -20,8 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("list", help="local jobs, newest first")
     p.add_argument("--status", choices=("InProgress", "Completed", "Failed", "Stopping", "Stopped"))
     p.add_argument("--name-contains", metavar="TEXT")
+    p.add_argument("--json", action="store_true", help="print ListTrainingJobs' TrainingJobSummaries as JSON")
     p = sub.add_parser("describe", help="DescribeTrainingJob of a local job, as JSON")
     p.add_argument("name", metavar="NAME")
+    p.add_argument("--json", action="store_true", help="print JSON (the default; accepted for scripts)")
     p = sub.add_parser("logs", help="print a job's logs")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--follow", "-f", action="store_true", help="follow until the job ends (Ctrl-C stops the job)")
@@ -35,28 +37,41 @@ def _json_default(value: Any) -> str:
     return str(value)
 
 
+def _created(summary: dict[str, Any]) -> str:
+    return str(summary["CreationTime"].astimezone().strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ._local_view import status_style
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("Name", no_wrap=True, overflow="fold")
+    for col in ("Status", "Secondary status", "Created"):
+        table.add_column(col)
+    for s in summaries:
+        status = s["TrainingJobStatus"]
+        table.add_row(s["TrainingJobName"], f"[{status_style(status)}]{status}[/]", s.get("SecondaryStatus", ""), _created(s))
+    Console().print(table)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one ``jobs`` action."""
     from ..local import LocalTrainingClient
 
     client = LocalTrainingClient()
     if args.action == "list":
-        from rich.console import Console
-        from rich.table import Table
-
-        from ._local_view import status_style
-
         jobs = client.list_training_jobs(NameContains=args.name_contains, StatusEquals=args.status)
-        table = Table(title=f"Local jobs in {client.store.root}", title_justify="left")
-        for col in ("Name", "Status", "Secondary status", "Created"):
-            table.add_column(col)
-        for s in jobs["TrainingJobSummaries"]:
-            status = s["TrainingJobStatus"]
-            table.add_row(
-                s["TrainingJobName"], f"[{status_style(status)}]{status}[/]", s.get("SecondaryStatus", ""),
-                s["CreationTime"].astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-            )  # fmt: skip
-        Console().print(table)
+        summaries = jobs["TrainingJobSummaries"]
+        if args.json:
+            print(json.dumps(summaries, indent=2, sort_keys=True, default=_json_default))
+        elif sys.stdout.isatty():
+            _print_table(summaries, title=f"Local jobs in {client.store.root}")
+        else:  # piped: whole names, one job a line, tab-separated (nothing cut to a terminal width)
+            for s in summaries:
+                print("\t".join((s["TrainingJobName"], s["TrainingJobStatus"], s.get("SecondaryStatus", ""), _created(s))))
         return 0
     if args.action == "describe":
         print(json.dumps(client.describe_training_job(args.name), indent=2, sort_keys=True, default=_json_default))

@@ -23,7 +23,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     r.add_argument("name", metavar="NAME", help="built-in rule name, or the class name with --source")
     r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a rule parameter (repeatable)")
     r.add_argument("--source", help="custom rule source (.py path, file:// or s3:// URI)")
-    r.add_argument("--output-dir", help="where rule-report.json/.md go (default: a temporary folder)")
+    r.add_argument(
+        "--out", "--output-dir", dest="output_dir", metavar="DIR",
+        help="where the rule's reports go (rule-report.json/.md, and e.g. the XGBoost report); default: a new "
+        "temporary folder, printed at the end",
+    )  # fmt: skip
+    r.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS",
+        help="wait this long for a trial to appear in an empty TRIAL_PATH (default 0: report at once that there "
+        "is nothing to evaluate)",
+    )  # fmt: skip
     r.add_argument("--start-step", type=int, default=0)
     r.add_argument("--end-step", type=int, default=None)
     r.add_argument("--json", action="store_true", help="print the rule report JSON")
@@ -75,12 +84,49 @@ def _check_inputs(args: argparse.Namespace) -> None:
             "or pass --source for a custom rule"
         )
         raise RuleNotFoundError(msg, rule_name=args.name)
+    if args.wait < 0:
+        msg = f"'--wait' must be a number of seconds >= 0 (got {args.wait!r})"
+        raise ValueError(msg)
     parsed = urlparse(args.trial_path)
     if parsed.scheme in ("", "file"):
         local = Path(parsed.path if parsed.scheme == "file" else args.trial_path)
         if not local.exists():
             msg = f"'TRIAL_PATH' must be an existing folder (got {args.trial_path!r})"
             raise StorageNotFoundError(msg, uri=args.trial_path)
+        if not _wait_for_trial(local, args.wait):
+            msg = (
+                f"nothing to evaluate: {args.trial_path!r} holds no trial (no collections/ files) and no "
+                f"end-of-training marker{f' after waiting {args.wait:g} s' if args.wait else ''}; "
+                "pass --wait SECONDS to wait for a job that has not written yet"
+            )
+            raise StorageNotFoundError(msg, uri=args.trial_path)
+
+
+def _has_trial(folder: Path) -> bool:
+    """Whether ``folder`` holds something a rule can evaluate or finish on."""
+    from .._container_env import TRAINING_END_MARKER
+
+    if (folder / TRAINING_END_MARKER).exists():
+        return True
+    collections = folder / "collections"
+    if collections.is_dir() and any(collections.rglob("*.json")):
+        return True
+    system = folder / "system"  # a profiler-output folder
+    return system.is_dir() and any(system.rglob("*.json"))
+
+
+def _wait_for_trial(folder: Path, wait_s: float) -> bool:
+    """Poll ``folder`` for up to ``wait_s`` seconds until it holds a trial."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + wait_s
+    pause = threading.Event()
+    while not _has_trial(folder):
+        if time.monotonic() >= deadline:
+            return False
+        pause.wait(0.2)
+    return True
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -120,7 +166,9 @@ def _run(args: argparse.Namespace) -> int:
             for f in report["Findings"][:30]:
                 table.add_row(*(str(f[c]) if f[c] is not None else "" for c in ("step", "mode", "tensor", "value", "threshold")))
             console.print(table)
-        console.print(f"report: {out / REPORT_JSON}")
+        reports = sorted(p for p in out.rglob("*") if p.is_file())
+        # plain print: a path must never be wrapped or cut to the terminal's width
+        print(f"reports in {out}: " + ", ".join(str(p.relative_to(out)) for p in reports), flush=True)
     return 1 if outcome.status is EvaluationStatus.ERROR else 0
 
 

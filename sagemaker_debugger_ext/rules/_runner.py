@@ -193,7 +193,8 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
                 if exc.end_of_rule:
                     break
             except (NoMoreData, NoMoreProfilerData) as exc:
-                _log.info("training ended: %s", exc)
+                last = getattr(exc, "last_step", None)
+                _log.info("all saved steps evaluated: training has ended%s", f" (last saved step {last})" if last is not None else "")
                 break
             step += 1
         if isinstance(rule, BuiltinRule):
