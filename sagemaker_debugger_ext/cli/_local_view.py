@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..rules._evidence import is_not_evaluated
+
 __all__ = ["print_summary", "rule_table", "status_style"]
 
 _STYLES = {
@@ -30,10 +32,8 @@ def rule_table(desc: Mapping[str, Any], *, title: str = "Rules") -> Any:
     for key, kind in (("DebugRuleEvaluationStatuses", "debug"), ("ProfilerRuleEvaluationStatuses", "profiler")):
         for r in desc.get(key) or []:
             status = str(r.get("RuleEvaluationStatus", ""))
-            table.add_row(
-                str(r.get("RuleConfigurationName")), kind, f"[{status_style(status)}]{status}[/]",
-                str(r.get("StatusDetails", ""))[:200],
-            )  # fmt: skip
+            shown = f"[yellow]{status} (not evaluated)[/]" if is_not_evaluated(r) else f"[{status_style(status)}]{status}[/]"
+            table.add_row(str(r.get("RuleConfigurationName")), kind, shown, str(r.get("StatusDetails", ""))[:300])
     return table
 
 

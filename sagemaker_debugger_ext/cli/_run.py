@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"started local job {job}; follow it with: sagemaker-debugger-ext jobs logs {job} --follow")
         return 0
     desc = latest.describe()
-    print_summary(desc)
-    print(f"debug output: {estimator.latest_job_debugger_artifacts_path()}")
+    if args.logs == "None":  # otherwise fit() has just printed the summary and the output paths
+        print_summary(desc)
+        print(f"debug output: {estimator.latest_job_debugger_artifacts_path()}")
     return 0 if desc["TrainingJobStatus"] in ("Completed", "Stopped") else 1

@@ -19,6 +19,7 @@ from sagemaker.exceptions import UnexpectedStatusException
 from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClient
 from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
+from ..reports._fit_summary import fit_summary
 from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
 from ._job_store import JobStore
@@ -160,6 +161,8 @@ class LocalSession(_SdkLocalSession):
             follow_logs_once(self.training_client, job_name, log_type)
             return
         desc = follow_job(self.training_client, job_name, log_type=log_type, poll_s=min(float(poll), 0.2))
+        if log_type != "None":
+            print(fit_summary(desc), flush=True)
         _check_status(job_name, desc)
 
     def wait_for_job(self, job: str, poll: float = 0.1) -> dict[str, Any]:

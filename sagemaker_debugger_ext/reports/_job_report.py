@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import DebuggerExtError
+from ..rules._evidence import RULE_COLLECTIONS
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
 from ._rule_summary import rule_summary
 from ._summary import format_steps, open_trial, summarize_trial
@@ -30,22 +31,6 @@ __all__ = [
     "write_job_report",
 ]
 
-# Built-in rule -> the collection it reads when its parameters name none (AWS developer guide).
-_RULE_COLLECTIONS = {
-    "VanishingGradient": "gradients",
-    "ExplodingTensor": "all",
-    "WeightUpdateRatio": "weights",
-    "LossNotDecreasing": "losses",
-    "Overfit": "losses",
-    "Overtraining": "losses",
-    "DeadRelu": "relu_output",
-    "PoorWeightInitialization": "relu_input",
-    "SaturatedActivation": "all",
-    "FeatureImportanceOverweight": "feature_importance",
-    "TreeDepth": "trees",
-    "ClassImbalance": "labels",
-    "Confusion": "predictions",
-}
 _MAX_FLAGGED = 4
 _RULE_REPORT = "rule-report.json"
 _MAX_FINDINGS = 10
@@ -55,7 +40,7 @@ body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 tr.status-IssuesFound td{background:#fde2e1}tr.status-NoIssuesFound td{background:#e3f6e3}
-tr.status-Error td{background:#fff0c2}img{max-width:100%}
+tr.status-Error td{background:#fff0c2}tr.status-NotEvaluated td{background:#ececec;color:#555}img{max-width:100%}
 """
 
 
@@ -161,7 +146,7 @@ def flagged_tensors(
         if not names:
             wanted = [c.strip() for c in params.get("collection_names", "").split(",") if c.strip()]
             base = params.get("rule_to_invoke", rule)
-            wanted = wanted or [_RULE_COLLECTIONS.get(base, "")]
+            wanted = wanted or [RULE_COLLECTIONS.get(base, "")]
             for coll in wanted:
                 if coll in collections:
                     names += [n for n in trial.tensor_names(collection=coll) if n not in names]

@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from ..rules._evidence import is_not_evaluated
+
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]
 
 _MAX_DETAIL = 140  # characters of StatusDetails in the text form (the HTML form has them all)
@@ -23,6 +25,17 @@ class RuleRow:
     details: str
     kind: str  # "debugger" or "profiler"
     last_modified: str
+    not_evaluated: bool = False
+
+    @property
+    def label(self) -> str:
+        """The status as shown: a NoIssuesFound that evaluated nothing is never shown as healthy."""
+        return f"{self.status} (not evaluated)" if self.not_evaluated else self.status
+
+    @property
+    def css_class(self) -> str:
+        """``status-<Status>``, or ``status-NotEvaluated``."""
+        return "status-NotEvaluated" if self.not_evaluated else f"status-{self.status}"
 
 
 def _when(value: Any) -> str:
@@ -51,23 +64,28 @@ class RuleSummary:
         """Names of the rules whose status is ``IssuesFound``."""
         return [r.name for r in self.rows if r.status == "IssuesFound"]
 
+    def not_evaluated(self) -> list[str]:
+        """Names of the rules that ended ``NoIssuesFound`` without evaluating anything."""
+        return [r.name for r in self.rows if r.not_evaluated]
+
     def __str__(self) -> str:
         if not self.rows:
             return f"Rule summary of {self.job_name}: no rules"
         width = max(len(r.name) for r in self.rows)
+        status_width = max(len(r.label) for r in self.rows)
         lines = [f"Rule summary of {self.job_name}:"]
         for r in self.rows:
             text = r.details if len(r.details) <= _MAX_DETAIL else r.details[: _MAX_DETAIL - 1] + "…"
             detail = f"  {text}" if text else ""
-            lines.append(f"  {r.name:<{width}}  {r.status:<13}{detail}")
+            lines.append(f"  {r.name:<{width}}  {r.label:<{status_width}}{detail}")
         return "\n".join(lines)
 
     def to_html(self) -> str:
         """An HTML table of the rows."""
         head = "<tr><th>rule</th><th>kind</th><th>status</th><th>details</th><th>last modified</th></tr>"
         body = "".join(
-            f'<tr class="status-{html.escape(r.status)}"><td>{html.escape(r.name)}</td>'
-            f"<td>{html.escape(r.kind)}</td><td><b>{html.escape(r.status)}</b></td>"
+            f'<tr class="{html.escape(r.css_class)}"><td>{html.escape(r.name)}</td>'
+            f"<td>{html.escape(r.kind)}</td><td><b>{html.escape(r.label)}</b></td>"
             f"<td>{html.escape(r.details)}</td><td>{html.escape(r.last_modified)}</td></tr>"
             for r in self.rows
         )
@@ -86,6 +104,7 @@ def _rows(statuses: Iterable[Mapping[str, Any]], kind: str) -> list[RuleRow]:
             details=str(s.get("StatusDetails", "") or ""),
             kind=kind,
             last_modified=_when(s.get("LastModifiedTime")),
+            not_evaluated=is_not_evaluated(s),
         )
         for s in statuses
     ]

@@ -27,6 +27,7 @@ from ..exceptions import (
     TensorUnavailableForStep,
 )
 from ._actions import Actions, parse_action_json
+from ._evidence import Evidence
 from ._report import write_report
 from ._result import EvaluationStatus
 from ._status import write_status
@@ -173,6 +174,9 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         base = _open_trial(req.trial_path, "base_trial", req.poll_interval, req.trial_wait_s)
         others = [_open_trial(p, f"other_trial_{i}", req.poll_interval) for i, p in enumerate(split.other_trials)]
         rule = _build_rule(req, split, base, others)
+        evidence = Evidence(
+            base, req.rule_name, split.rule_to_invoke, rule.params if isinstance(rule, BuiltinRule) else split.rule_parameters
+        )
         if req.poll_interval is not None and hasattr(rule, "poll_interval"):
             rule.poll_interval = req.poll_interval
         existing = getattr(getattr(rule, "_actions", None), "specs", ())
@@ -180,7 +184,7 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         step = req.start_step
         while req.end_step is None or step < req.end_step:
             try:
-                rule.invoke(step)
+                evidence.invoke(rule, step)
             except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable) as exc:
                 _log.debug("%s", exc)
             except StepNotYetAvailable:
@@ -188,8 +192,9 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
             except RuleEvaluationConditionMet as exc:
                 fired.append(exc.step)
                 if len(fired) == 1:
-                    status(EvaluationStatus.ISSUES_FOUND, _met_details(req.rule_name, exc.step))
-                    _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, _met_details(req.rule_name, exc.step))
+                    details = evidence.issues_found(_met_details(req.rule_name, exc.step), list(getattr(rule, "findings", ())))
+                    status(EvaluationStatus.ISSUES_FOUND, details)
+                    _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, details)
                 if exc.end_of_rule:
                     break
             except (NoMoreData, NoMoreProfilerData) as exc:
@@ -200,9 +205,10 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         if isinstance(rule, BuiltinRule):
             rule.finalize(req.output_dir)
         if fired:
-            outcome = RunOutcome(status=EvaluationStatus.ISSUES_FOUND, details=_met_details(req.rule_name, fired[0]), fired_steps=tuple(fired))
+            details = evidence.issues_found(_met_details(req.rule_name, fired[0]), list(getattr(rule, "findings", ())))
+            outcome = RunOutcome(status=EvaluationStatus.ISSUES_FOUND, details=details, fired_steps=tuple(fired))
         else:
-            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details="", fired_steps=())
+            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=evidence.no_issues_found(), fired_steps=())
     except Exception as exc:  # noqa: BLE001 - process boundary: any failure is the Error status
         _log.debug("rule failed", exc_info=True)
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))
