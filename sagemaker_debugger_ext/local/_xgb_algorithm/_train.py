@@ -101,7 +101,7 @@ def train(paths: ContainerPaths, version: str) -> Path:
         with open(location, "wb") as fh:
             pickle.dump(booster, fh, protocol=4)
     else:
-        booster.save_model(str(location))
+        location.write_bytes(bytes(booster.save_raw(raw_format="ubj")))  # save_model's default format
     print(f"Stored trained model at {location}", flush=True)
     return location
 
