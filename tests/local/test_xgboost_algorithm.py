@@ -17,7 +17,9 @@ from sagemaker_debugger_ext.local._job_spec import resolve_job_spec
 from sagemaker_debugger_ext.local._xgb_algorithm import algorithm_version, check_request
 from sagemaker_debugger_ext.local._xgb_algorithm._channels import data_format
 from sagemaker_debugger_ext.local._xgb_algorithm._data import load_dmatrix
-from sagemaker_debugger_ext.local._xgb_algorithm._hyperparameters import validate_hyperparameters
+from sagemaker_debugger_ext.local._xgb_algorithm._hyperparameters import (
+    validate_hyperparameters,
+)
 from sagemaker_debugger_ext.local._xgb_algorithm._train import main, train
 
 IMAGE = "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1"
@@ -203,7 +205,7 @@ def test_model_saved_where_and_how_the_container_saves_it(tmp_path: Path, versio
     assert location == paths.model_dir / "xgboost-model"
     if pickled:
         with open(location, "rb") as fh:
-            booster = pickle.load(fh)  # noqa: S301 - our own file
+            booster = pickle.load(fh)
     else:
         booster = xgb.Booster()
         booster.load_model(bytearray(location.read_bytes()))

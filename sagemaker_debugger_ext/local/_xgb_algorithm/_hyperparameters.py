@@ -115,7 +115,7 @@ def _literal(kind: type) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         value = json.loads(text.replace("(", "[").replace(")", "]"))
         if not isinstance(value, list):
-            raise ValueError(text)
+            raise TypeError(text)
         return tuple(value) if kind is tuple else value
 
     return parse

@@ -21,7 +21,12 @@ from typing import Any
 
 import xgboost as xgb
 
-from ..._container_env import CONFIG_FILE_DEBUG_HOOK, CONFIG_FILE_HYPERPARAMETERS, CONFIG_FILE_INPUT_DATA, ContainerPaths
+from ..._container_env import (
+    CONFIG_FILE_DEBUG_HOOK,
+    CONFIG_FILE_HYPERPARAMETERS,
+    CONFIG_FILE_INPUT_DATA,
+    ContainerPaths,
+)
 from ..._exceptions import LocalJobInputError
 from ._channels import validate_channels
 from ._data import load_dmatrix
