@@ -144,6 +144,10 @@ def test_job_spec_refuses_bad_input_before_start(tmp_path: Path) -> None:
         check_request(_request(tmp_path, {"num_round": "2"}, bad_channel))
     with pytest.raises(LocalJobInputError, match="'train' channel"):
         check_request(_request(tmp_path, {"num_round": "2"}, []))
+    two_hosts = _request(tmp_path, {"num_round": "2"})
+    two_hosts["ResourceConfig"]["InstanceCount"] = 2
+    with pytest.raises(LocalJobInputError, match="'ResourceConfig.InstanceCount' must be 1 .* 2"):
+        check_request(two_hosts)
     other = {**_request(tmp_path, {}), "AlgorithmSpecification": {"TrainingImage": "local"}}
     with pytest.raises(LocalJobInputError, match="sagemaker_program"):
         resolve_job_spec(other, default_output_path="")
@@ -218,3 +222,37 @@ def test_failure_is_written_with_the_reason(tmp_path: Path) -> None:
     (paths.channel_dir("train") / "data.csv").write_text("x,y\n")
     assert main(["--root", str(paths.root), "--version", "1.7-1"]) == 1
     assert paths.failure_file.read_text().startswith("ClientError: line 1 'x,y'")
+
+
+def _client_request(tmp_path: Path, name: str, train_text: str, hps: dict[str, str]) -> dict[str, Any]:
+    train = tmp_path / f"{name}.csv"
+    train.write_text(train_text)
+    request = _request(tmp_path, hps)
+    request["TrainingJobName"] = name
+    request["InputDataConfig"][0]["DataSource"] = {"FileDataSource": {"FileUri": train.as_uri()}}
+    request["DebugHookConfig"] = {"S3OutputPath": (tmp_path / "out").as_uri(), "CollectionConfigurations": []}
+    return request
+
+
+@pytest.mark.slow
+def test_local_job_bad_data_fails_with_client_error(tmp_path: Path) -> None:
+    """Through the local client: a CSV with a header fails the job, the reason names file and line."""
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+
+    client = LocalTrainingClient(settings={"StartMonitor": False})
+    client.create_training_job(**_client_request(tmp_path, "xgb-bad-data", "label,a\n1,2\n", {"num_round": "2"}))
+    desc = client.wait("xgb-bad-data", timeout_s=120)
+    assert desc["TrainingJobStatus"] == "Failed"
+    assert "ClientError: line 1 'label,a'" in desc["FailureReason"]
+    assert "xgb-bad-data.csv" in desc["FailureReason"]
+
+
+def test_local_job_bad_hyperparameter_refused_before_start(tmp_path: Path) -> None:
+    """Through the local client: a bad hyperparameter is refused at create, and no job exists."""
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+
+    client = LocalTrainingClient(settings={"StartMonitor": False})
+    request = _client_request(tmp_path, "xgb-bad-hp", "1,2\n0,1\n", {"num_round": "2", "max_depth": "deep"})
+    with pytest.raises(LocalJobInputError, match=r"'HyperParameters.max_depth' must be an integer >= 0 \(got 'deep'\)"):
+        client.create_training_job(**request)
+    assert [j["TrainingJobName"] for j in client.list_training_jobs()["TrainingJobSummaries"]] == []

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..._exceptions import LocalJobInputError, field_error_message
 from ._channels import validate_channels
 from ._hyperparameters import validate_hyperparameters
 
@@ -35,7 +36,8 @@ def check_request(request: Mapping[str, Any]) -> str | None:
     Returns ``None`` for any other image.
 
     Raises:
-        LocalJobInputError: bad hyperparameters or channels, naming the field.
+        LocalJobInputError: bad hyperparameters or channels, or more than one instance
+            (the container's distributed training is not emulated), naming the field.
     """
     image = (request.get("AlgorithmSpecification") or {}).get("TrainingImage")
     version = algorithm_version(image)
@@ -44,4 +46,8 @@ def check_request(request: Mapping[str, Any]) -> str | None:
     hps = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
     validate_hyperparameters(hps, version)
     validate_channels(list(request.get("InputDataConfig") or []))
+    count = (request.get("ResourceConfig") or {}).get("InstanceCount") or 1
+    if count != 1:
+        allowed = "1 for the SageMaker XGBoost algorithm in local mode (distributed training is not emulated)"
+        raise LocalJobInputError(field_error_message("ResourceConfig.InstanceCount", allowed, count))
     return version
