@@ -106,6 +106,18 @@ def test_content_types_the_container_accepts(content_type: str | None, fmt: str)
     assert data_format(content_type) == fmt
 
 
+def test_parquet_needs_pyarrow(tmp_path: Path) -> None:
+    """A parquet train channel is refused up front, naming the field, when pyarrow is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("pyarrow") is not None:
+        pytest.skip("pyarrow is installed here: parquet channels are read")
+    channels = [{"ChannelName": "train", "ContentType": "application/x-parquet",
+                 "DataSource": {"FileDataSource": {"FileUri": tmp_path.as_uri()}}}]  # fmt: skip
+    with pytest.raises(LocalJobInputError, match=r"'InputDataConfig\[train\].ContentType' .*pyarrow"):
+        check_request(_request(tmp_path, {"num_round": "2"}, channels))
+
+
 @pytest.mark.parametrize("content_type", ["application/json", "text/csv;label_size=2", "application/x-recordio-protobuf"])
 def test_bad_content_types_name_the_field(content_type: str) -> None:
     """Other content types are refused, naming the field and the value."""
@@ -256,3 +268,23 @@ def test_local_job_bad_hyperparameter_refused_before_start(tmp_path: Path) -> No
     with pytest.raises(LocalJobInputError, match=r"'HyperParameters.max_depth' must be an integer >= 0 \(got 'deep'\)"):
         client.create_training_job(**request)
     assert [j["TrainingJobName"] for j in client.list_training_jobs()["TrainingJobSummaries"]] == []
+
+
+def test_debug_hook_gets_hyperparameters_train_and_validation_data(tmp_path: Path) -> None:
+    """With debughookconfig.json the hook saves hyperparameters, predictions/labels (validation) and SHAP (train)."""
+    from sagemaker_debugger_ext.trials import create_trial
+
+    paths = _host(tmp_path, {"num_round": "4", "objective": "binary:logistic", "max_depth": "2", "eta": "0.3"})
+    names = ("hyperparameters", "predictions", "labels", "average_shap", "full_shap")
+    hook_config = {"LocalPath": str(tmp_path / "tensors"), "CollectionConfigurations": [
+        {"CollectionName": n, "CollectionParameters": {"save_interval": "2"}} for n in names]}  # fmt: skip
+    paths.config_file("debughookconfig.json").write_text(json.dumps(hook_config))
+    train(paths, "1.7-1")
+    trial = create_trial(str(tmp_path / "tensors"))
+    assert trial.steps() == [0, 2]
+    tensors = set(trial.tensor_names())
+    assert {"hyperparameters/max_depth", "hyperparameters/eta", "hyperparameters/objective"} <= tensors
+    assert "hyperparameters/num_round" not in tensors  # the container pops it before building the hook
+    assert {"predictions", "labels", "train-logloss", "validation-logloss", "average_shap/f0", "full_shap/f2"} <= tensors
+    assert trial.tensor("full_shap/f2").value(2).shape == (60, 4)
+    assert trial.tensor("labels").value(0).shape == (60,)

@@ -93,7 +93,9 @@ def train(paths: ContainerPaths, version: str) -> Path:
     print(f"Train matrix has {dtrain.num_row()} rows and {dtrain.num_col()} columns", flush=True)
     params = _params(hps)
     watchlist = [(dtrain, "train")] + ([(dval, "validation")] if dval is not None else [])
-    hook = _debug_hook(paths, params, dtrain, dval)
+    # The container gives the hook its training config: everything but what it popped.
+    hook_hps = {**{k: v for k, v in hps.items() if k not in ("num_round", "save_model_on_termination")}, **params}
+    hook = _debug_hook(paths, hook_hps, dtrain, dval)
     callbacks = [hook] if hook is not None else []
     booster = xgb.train(params, dtrain, num_boost_round=int(hps["num_round"]), evals=watchlist,
                         early_stopping_rounds=hps.get("early_stopping_rounds"), callbacks=callbacks,
