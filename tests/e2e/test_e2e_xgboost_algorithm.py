@@ -60,7 +60,9 @@ def _hook_config(module: Any) -> Any:
     return module.DebuggerHookConfig(collection_configs=configs)
 
 
-def _check_job(estimator: Any, data: dict[str, Path]) -> None:
+def _check_job(estimator: Any, data: dict[str, Path], output: Path) -> None:
+    import tarfile
+
     from sagemaker_debugger_ext.trials import create_trial
 
     job = estimator.latest_training_job
@@ -88,7 +90,10 @@ def _check_job(estimator: Any, data: dict[str, Path]) -> None:
     assert total == pytest.approx(1.0)
     assert set(trial.tensor("trees/Tree").value(10).tolist()) == {10}
     model = Path(job.describe()["ModelArtifacts"]["S3ModelArtifacts"].removeprefix("file://"))
-    assert model.is_file()
+    with tarfile.open(model) as tar:
+        assert "xgboost-model" in tar.getnames()
+    report = output / job.name / "rule-output" / "CreateXgboostReport" / "xgboost_report.html"
+    assert report.stat().st_size > 0
 
 
 def test_census_builtin_algorithm_with_our_estimator(tmp_path: Path) -> None:
@@ -107,7 +112,7 @@ def test_census_builtin_algorithm_with_our_estimator(tmp_path: Path) -> None:
         debugger_hook_config=_hook_config(ext), rules=_rules(ext),
     )  # fmt: skip
     estimator.fit({c: TrainingInput(p.as_uri(), content_type="csv") for c, p in data.items()}, wait=True, logs=False)
-    _check_job(estimator, data)
+    _check_job(estimator, data, tmp_path / "out")
 
 
 def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path) -> None:
@@ -129,4 +134,4 @@ def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path) -> None:
     )  # fmt: skip
     estimator.fit({c: TrainingInput(p.as_uri(), content_type="text/csv") for c, p in data.items()}, wait=True,
                   logs=False)  # fmt: skip
-    _check_job(estimator, data)
+    _check_job(estimator, data, tmp_path / "out")
