@@ -105,6 +105,13 @@ class Hook(BaseHook, TrainingCallback):
                 self.export_collections()
         return model
 
+    def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
+        """As smdebug's ``make_numpy_array``: a scalar (metric, importance, average SHAP,
+        hyperparameter) is saved with shape ``(1,)``; arrays keep their shape."""
+        if not isinstance(value, np.ndarray) and np.isscalar(value):
+            return np.array([value]), None
+        return super()._to_numpy(value)
+
     def _due_named(self, name: str) -> bool:
         return any(c.name == name for c in self._due) or any(c.name == CollectionKeys.ALL for c in self._due)
 

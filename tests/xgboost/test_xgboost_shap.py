@@ -53,6 +53,7 @@ def test_average_and_full_shap_names_shapes_and_values(tmp_path: Path) -> None:
             assert full.shape == (80, 5)
             np.testing.assert_allclose(full, expected, rtol=1e-5, atol=1e-6)
             average = trial.tensor(f"average_shap/{name}").value(step)
+            assert average.shape == (1,)  # as smdebug's own test_hook_shap asserts
             assert float(np.asarray(average).reshape(-1)[0]) == pytest.approx(float(expected[:, index].mean()), abs=1e-5)
     full = trial.tensor("full_shap/f0").value(4)  # the census notebook's use: the rows sum to the margin
     np.testing.assert_allclose(full.sum(axis=1), booster.predict(dtrain, output_margin=True), rtol=1e-4, atol=1e-4)
@@ -124,6 +125,7 @@ t = create_trial(sys.argv[1])
 out = {"names": sorted(t.tensor_names()), "steps": t.steps(),
        "avg_f1": {str(s): float(np.asarray(t.tensor("average_shap/f1").value(s)).reshape(-1)[0]) for s in t.steps()},
        "full_f0_shape": list(t.tensor("full_shap/f0").value(t.steps()[-1]).shape),
+       "scalar_shapes": [list(t.tensor(n).value(0).shape) for n in ("average_shap/f1", "train-logloss")],
        "full_f0_sum": float(t.tensor("full_shap/f0").value(t.steps()[-1]).sum()),
        "collection": sorted(t.collection("average_shap").tensor_names)}
 print(json.dumps(out))
@@ -148,8 +150,10 @@ def test_differential_smdebug_reads_the_same_shap(tmp_path: Path) -> None:
         "steps": trial.steps(),
         "avg_f1": {str(s): float(np.asarray(trial.tensor("average_shap/f1").value(s)).reshape(-1)[0]) for s in trial.steps()},
         "full_f0_shape": list(trial.tensor("full_shap/f0").value(last).shape),
+        "scalar_shapes": [list(trial.tensor(n).value(0).shape) for n in ("average_shap/f1", "train-logloss")],
         "full_f0_sum": float(trial.tensor("full_shap/f0").value(last).sum()),
         "collection": sorted(trial.collection("average_shap").tensor_names),
     }
     assert theirs == ours
     assert ours["collection"] == [f"average_shap/f{i}" for i in range(4)]
+    assert ours["scalar_shapes"] == [[1], [1]]  # smdebug's make_numpy_array: a scalar is saved as (1,)
