@@ -115,10 +115,17 @@ def test_census_builtin_algorithm_with_our_estimator(tmp_path: Path) -> None:
     _check_job(estimator, data, tmp_path / "out")
 
 
-def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path) -> None:
-    """sagemaker.estimator.Estimator (the notebook's class and config objects) with our LocalSession."""
+_OURS_IN_SDK = pytest.mark.xfail(
+    strict=False, reason="issue 12 item 1 (sdk-dropin): SDK estimators do not yet take our Rule/DebuggerHookConfig"
+)
+
+
+@pytest.mark.parametrize("configs", ["sagemaker.debugger", pytest.param("sagemaker_debugger_ext", marks=_OURS_IN_SDK)])
+def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path, configs: str) -> None:
+    """sagemaker.estimator.Estimator (the notebook's class) with our LocalSession, the SDK's or our config objects."""
+    import importlib
+
     import sagemaker
-    import sagemaker.debugger as sdk_debugger
     from sagemaker.estimator import Estimator
     from sagemaker.inputs import TrainingInput
 
@@ -130,7 +137,8 @@ def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path) -> None:
         instance_type="local", hyperparameters={k: v for k, v in HPS.items() if k != "silent"},
         output_path=(tmp_path / "out").as_uri(), max_run=1800,
         sagemaker_session=LocalSession(settings={"StartMonitor": False}),
-        debugger_hook_config=_hook_config(sdk_debugger), rules=_rules(sdk_debugger),
+        debugger_hook_config=_hook_config(importlib.import_module(configs)),
+        rules=_rules(importlib.import_module(configs)),
     )  # fmt: skip
     estimator.fit({c: TrainingInput(p.as_uri(), content_type="text/csv") for c, p in data.items()}, wait=True,
                   logs=False)  # fmt: skip
