@@ -21,6 +21,7 @@ from .._modes import ModeKeys
 from ..hooks._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
 from ..hooks._hook import BaseHook
 from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ._shap import ShapValues
 from ._trees import round_trees
 
 __all__ = ["Hook"]
@@ -49,7 +50,8 @@ class Hook(BaseHook, TrainingCallback):
 
     Args:
         hyperparameters: saved as ``hyperparameters/<name>`` (collection ``hyperparameters``).
-        train_data: accepted for smdebug compatibility (SHAP values are not computed).
+        train_data: the DMatrix (or ``(path, 'csv'|'libsvm')``) whose SHAP values are saved
+            as ``average_shap/*`` and ``full_shap/*`` (see :mod:`._shap`).
         validation_data: the DMatrix whose ``predictions`` and ``labels`` are saved.
 
     .. versionadded:: 0.1.0
@@ -103,6 +105,13 @@ class Hook(BaseHook, TrainingCallback):
                 self.export_collections()
         return model
 
+    def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
+        """As smdebug's ``make_numpy_array``: a scalar (metric, importance, average SHAP,
+        hyperparameter) is saved with shape ``(1,)``; arrays keep their shape."""
+        if not isinstance(value, np.ndarray) and np.isscalar(value):
+            return np.array([value]), None
+        return super()._to_numpy(value)
+
     def _due_named(self, name: str) -> bool:
         return any(c.name == name for c in self._due) or any(c.name == CollectionKeys.ALL for c in self._due)
 
@@ -131,6 +140,17 @@ class Hook(BaseHook, TrainingCallback):
         if tree_booster and self._due_named(CollectionKeys.TREES):
             for column, values in round_trees(model, epoch).items():
                 self._save_for_tensor(f"trees/{column}", values)
+        self._save_shap(model)
+
+    def _save_shap(self, model: xgb.Booster) -> None:
+        full, average = self._due_named(CollectionKeys.FULL_SHAP), self._due_named(CollectionKeys.AVERAGE_SHAP)
+        if not (full or average) or self.train_data is None:
+            return
+        shap = ShapValues(model, self.train_data)
+        if full:
+            shap.write_full(self._save_for_tensor)
+        if average:
+            shap.write_average(self._save_for_tensor)
 
 
 def _booster_type(model: xgb.Booster) -> str:

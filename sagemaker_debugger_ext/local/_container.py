@@ -49,6 +49,7 @@ from .._container_env import (
     TRAINING_JOB_NAME_ENV,
     ContainerPaths,
 )
+from . import _xgb_algorithm as xgboost_algorithm
 from ._job_spec import JobSpec, cpu_count
 from ._job_store import JobPaths
 
@@ -289,6 +290,10 @@ def build_host(
     pythonpath = [str(paths.code_dir), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in pythonpath if p)
     script = paths.code_dir / spec.entry_point
+    if spec.algorithm_version is not None:
+        argv = [sys.executable, "-m", xgboost_algorithm.MODULE, "--root", str(paths.root),
+                "--version", spec.algorithm_version]  # fmt: skip
+        return HostSetup(host=host, paths=paths, argv=argv, env=env)
     if spec.entry_point.endswith(".sh"):
         argv = ["/bin/sh", str(script)]
     else:

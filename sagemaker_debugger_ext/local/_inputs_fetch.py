@@ -35,6 +35,9 @@ def _download_prefix(uri: str, dest: Path) -> Path:
 
 def fetch_code(spec: JobSpec, job_root: Path) -> Path:
     """Local folder holding the entry point (``sourcedir.tar.gz`` from S3 is unpacked)."""
+    if spec.algorithm_version is not None:  # a built-in algorithm: no code
+        (job_root / "code").mkdir(parents=True, exist_ok=True)
+        return job_root / "code"
     local = local_path_of(spec.submit_dir)
     if local is not None:
         return local

@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import attrs
 
 from .._exceptions import LocalJobInputError, field_error_message
+from . import _xgb_algorithm as xgboost_algorithm
 from ._job_store import validate_rule_name
 
 __all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec"]
@@ -84,6 +85,7 @@ class JobSpec:
     output_path: str
     max_runtime_s: int
     environment: dict[str, str]
+    algorithm_version: str | None = None  # the built-in XGBoost algorithm's version, else a script
 
     @property
     def hosts(self) -> list[str]:
@@ -168,7 +170,10 @@ def resolve_job_spec(
     hps = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
     program = _hp_str(hps, PROGRAM_HP)
     submit_dir = _hp_str(hps, SUBMIT_DIR_HP)
-    if not program or not submit_dir:
+    algorithm_version = None if program else xgboost_algorithm.check_request(request)
+    if algorithm_version is not None:
+        program = submit_dir = ""  # the emulated algorithm container runs, no script
+    elif not program or not submit_dir:
         msg = field_error_message(
             "HyperParameters.sagemaker_program",
             "set: local mode runs a script, so give the estimator an entry_point",
@@ -211,6 +216,7 @@ def resolve_job_spec(
         output_path=output_path,
         max_runtime_s=int(stopping.get("MaxRuntimeInSeconds") or _DEFAULT_MAX_RUNTIME_S),
         environment=env,
+        algorithm_version=algorithm_version,
     )
 
 
