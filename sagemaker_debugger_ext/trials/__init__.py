@@ -14,11 +14,12 @@ from .._exceptions import ConfigValueError, field_error_message
 from .._modes import ModeKeys
 from ..storage import Storage, open_storage
 from ._collections import Collection
+from ._smdebug_trials import LocalTrial, S3Trial
 from ._state import StepState
 from ._tensor import Tensor
 from ._trial import Trial
 
-__all__ = ["Collection", "ModeKeys", "StepState", "Tensor", "Trial", "create_trial", "modes"]
+__all__ = ["Collection", "LocalTrial", "ModeKeys", "S3Trial", "StepState", "Tensor", "Trial", "create_trial", "modes"]
 
 
 def create_trial(
