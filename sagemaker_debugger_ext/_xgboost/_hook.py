@@ -120,6 +120,11 @@ class Hook(BaseHook, TrainingCallback):
             self._step_open = True
         super().close()
 
+    def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
+        """Scalars (metrics, importances, hyperparameters) become shape ``(1,)``, as smdebug stores them."""
+        array, dtype = super()._to_numpy(value)
+        return (array.reshape(1) if array.ndim == 0 else array), dtype
+
     def _due_named(self, name: str) -> bool:
         return any(c.name == name for c in self._due) or any(c.name == CollectionKeys.ALL for c in self._due)
 
