@@ -54,8 +54,8 @@ def test_all_equals_public_names() -> None:
 def test_smdebug_top_level_names_are_the_hook_classes() -> None:
     """``smd.SaveConfig`` & co. (smdebug's top level) are the classes the hooks use, and work."""
     from sagemaker_debugger_ext import hooks
-    from sagemaker_debugger_ext.core import reduction_config, save_config
     from sagemaker_debugger_ext import modes as modes_module
+    from sagemaker_debugger_ext.core import reduction_config, save_config
 
     smd = sagemaker_debugger_ext
     assert smd.SaveConfig is hooks.SaveConfig is save_config.SaveConfig

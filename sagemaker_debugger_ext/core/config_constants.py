@@ -50,4 +50,4 @@ MISSING_EVENT_FILE_RETRY_LIMIT = 100
 TRAINING_END_DELAY_REFRESH_KEY = "SMDEBUG_TRAINING_END_DELAY_REFRESH"
 TRAINING_END_DELAY_REFRESH_DEFAULT = 1
 
-__all__ = sorted(name for name in dir() if name.isupper() and not name.endswith("_ENV"))
+__all__ = [name for name in sorted(dir()) if name.isupper() and not name.endswith("_ENV")]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class FileReader:
             raise ConfigValueError(field_error_message("wtype", "'tfevent'", wtype), field="wtype", value=wtype)
         self.fname = os.fspath(fname)
 
-    def __enter__(self) -> FileReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from ..hooks._save_config import SaveConfig, SaveConfigMode
 
-__all__ = ["DEFAULT_SAVE_CONFIG_END_STEP", "DEFAULT_SAVE_CONFIG_INTERVAL", "DEFAULT_SAVE_CONFIG_START_STEP",
-           "DEFAULT_SAVE_CONFIG_SAVE_STEPS", "SaveConfig", "SaveConfigMode"]  # fmt: skip
+__all__ = [
+           "DEFAULT_SAVE_CONFIG_END_STEP",
+           "DEFAULT_SAVE_CONFIG_INTERVAL",
+           "DEFAULT_SAVE_CONFIG_SAVE_STEPS",
+           "DEFAULT_SAVE_CONFIG_START_STEP",
+           "SaveConfig",
+           "SaveConfigMode",
+]  # fmt: skip
 
 DEFAULT_SAVE_CONFIG_INTERVAL = 500
 DEFAULT_SAVE_CONFIG_START_STEP = 0

@@ -13,7 +13,7 @@ Files appear on :meth:`close` (the event file first, then its index).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -66,8 +66,7 @@ class FileWriter:
         if wtype not in _WTYPES:
             raise ConfigValueError(field_error_message("wtype", f"one of {list(_WTYPES)}", wtype), field="wtype", value=wtype)
         trial_dir = os.fspath(trial_dir)
-        if trial_dir.startswith("file://"):
-            trial_dir = trial_dir[len("file://") :]
+        trial_dir = trial_dir.removeprefix("file://")
         if "://" in trial_dir:
             msg = field_error_message("trial_dir", "a local folder (write locally, then upload)", trial_dir)
             raise ConfigValueError(msg, field="trial_dir", value=trial_dir)
@@ -80,7 +79,7 @@ class FileWriter:
         self._tb: TensorBoardWriter | None = None
         self._written = False
 
-    def __enter__(self) -> FileWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,7 +16,7 @@ __all__ = ["DeleteRequest", "S3Handler"]
 class DeleteRequest:
     """Delete the objects under ``Prefix`` in ``Bucket``."""
 
-    def __init__(self, Bucket: str, Prefix: str) -> None:  # noqa: N803 - smdebug's argument names
+    def __init__(self, Bucket: str, Prefix: str) -> None:
         self.bucket = Bucket
         self.prefix = Prefix
 
