@@ -98,3 +98,14 @@ def test_file_writer_bad_input(tmp_path: Path) -> None:
         fw.write_tensor(tdata=np.zeros(1), tname="b", mode=ModeKeys.EVAL)
     with pytest.raises(ConfigValueError, match="filename"):
         CollectionManager().export(str(tmp_path), "collections.json")
+
+
+def test_incomplete_step_window_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """create_trial reads SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW as smdebug does; a bad value is named."""
+    _trial(tmp_path, range(1))
+    monkeypatch.setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "7")
+    assert create_trial(tmp_path, **FAST)._window == 7
+    assert create_trial(tmp_path, incomplete_step_window=3, **FAST)._window == 3
+    monkeypatch.setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "many")
+    with pytest.raises(ConfigValueError, match="SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW"):
+        create_trial(tmp_path, **FAST)
