@@ -23,7 +23,7 @@ venv: $(STAMP)
 # Best effort: tests and benchmarks that need it skip with a visible reason when it cannot be built.
 $(SMDEBUG_VENV)/.installed:
 	-( $(PYTHON) -m venv $(SMDEBUG_VENV) && \
-	  $(SMDEBUG_VENV)/bin/python -m pip install --quiet 'smdebug==1.0.34' 'numpy<2' 'protobuf==3.20.3' requests 'pandas<2.3' psutil && \
+	  $(SMDEBUG_VENV)/bin/python -m pip install --quiet 'smdebug==1.0.34' 'numpy<2' 'protobuf==3.20.3' requests 'pandas<2.3' psutil 'xgboost==1.7.6' 'scipy<1.14' 'setuptools<70' && \
 	  touch $(SMDEBUG_VENV)/.installed ) || echo "smdebug reference venv could not be built; oracle tests will be skipped"
 
 smdebug-venv: $(SMDEBUG_VENV)/.installed

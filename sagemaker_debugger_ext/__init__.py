@@ -3,8 +3,12 @@
 SDK-compatible config objects and CreateTrainingJob payloads, an ``Estimator`` subclass of
 ``sagemaker.estimator.Estimator`` (v2), and a Docker-free local mode (``LocalSession``).
 
-``Estimator`` and ``LocalSession`` are imported on first use, so ``import
-sagemaker_debugger_ext`` does not import the (slow) ``sagemaker`` package.
+smdebug's top-level names are here too (``import sagemaker_debugger_ext as smd;
+smd.SaveConfig(...)``, ``smd.modes.TRAIN``): ``SaveConfig``, ``SaveConfigMode``,
+``ReductionConfig`` and ``modes``.
+
+``Estimator``, ``LocalSession`` and the smdebug names are imported on first use, so ``import
+sagemaker_debugger_ext`` imports neither the (slow) ``sagemaker`` package nor numpy.
 """
 
 from __future__ import annotations
@@ -47,18 +51,26 @@ __all__ = [
     "ProfilerRule",
     "PythonProfiler",
     "PythonProfilingConfig",
+    "ReductionConfig",
     "Rule",
     "SMDataParallelProfilingConfig",
+    "SaveConfig",
+    "SaveConfigMode",
     "TensorBoardOutputConfig",
     "cProfileTimer",
     "get_rule_container_image_uri",
+    "modes",
     "rule_configs",
 ]
 
-# Lazily imported public names (they import the slow ``sagemaker`` package): name -> (module, attribute).
-_LAZY = {
+# Lazily imported public names (``sagemaker``, numpy): name -> (module, attribute; None: the module).
+_LAZY: dict[str, tuple[str, str | None]] = {
     "Estimator": (".estimator", "Estimator"),
     "LocalSession": (".local", "LocalSession"),
+    "ReductionConfig": (".hooks._reduction_config", "ReductionConfig"),
+    "SaveConfig": (".hooks._save_config", "SaveConfig"),
+    "SaveConfigMode": (".hooks._save_config", "SaveConfigMode"),
+    "modes": (".modes", None),
 }
 
 
@@ -67,7 +79,8 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         module_name, attribute = _LAZY[name]
-        return getattr(importlib.import_module(module_name, __name__), attribute)
+        module = importlib.import_module(module_name, __name__)
+        return module if attribute is None else getattr(module, attribute)
     msg = f"module {__name__!r} has no attribute {name!r}"
     raise AttributeError(msg)
 

@@ -9,7 +9,7 @@ exceptions are raised only at the public, smdebug-shaped surface.
 
 from __future__ import annotations
 
-from ._exceptions import TrialError
+from ._exceptions import DebuggerExtError, TrialError
 from ._modes import ModeKeys
 
 __all__ = [
@@ -20,6 +20,11 @@ __all__ = [
     "NoMoreData",
     "NoMoreProfilerData",
     "RuleEvaluationConditionMet",
+    "SMDebugError",
+    "SMDebugNotImplementedError",
+    "SMDebugRuntimeError",
+    "SMDebugTypeError",
+    "SMDebugValueError",
     "ShapeUnavailableForStep",
     "StepNotYetAvailable",
     "StepUnavailable",
@@ -145,3 +150,23 @@ class InsufficientInformationForRuleInvocation(TrialError):
         super().__init__(f"insufficient information to invoke rule {rule_name}: {message}")
         self.rule_name = rule_name
         self.message = message
+
+
+class SMDebugError(DebuggerExtError):
+    """smdebug's base of its own errors (``smdebug.exceptions.SMDebugError``)."""
+
+
+class SMDebugRuntimeError(SMDebugError, RuntimeError):
+    """smdebug's ``SMDebugRuntimeError``: an operation is not possible in the current state."""
+
+
+class SMDebugTypeError(SMDebugError, TypeError):
+    """smdebug's ``SMDebugTypeError``: an argument of the wrong type."""
+
+
+class SMDebugValueError(SMDebugError, ValueError):
+    """smdebug's ``SMDebugValueError``: an argument with a bad value."""
+
+
+class SMDebugNotImplementedError(SMDebugError, NotImplementedError):
+    """smdebug's ``SMDebugNotImplementedError``."""

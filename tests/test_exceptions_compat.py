@@ -30,9 +30,17 @@ def test_constructor_signatures_and_attributes() -> None:
 
 @pytest.mark.parametrize("name", exc.__all__)
 def test_all_derive_from_trial_error(name: str) -> None:
-    """Every compat class is part of the package's exception tree."""
+    """Every compat class is part of the package's exception tree; smdebug's general
+    ``SMDebug*Error`` classes are not trial errors and also derive from the builtin they name."""
     cls = getattr(exc, name)
-    assert issubclass(cls, TrialError) and issubclass(cls, DebuggerExtError)
+    assert issubclass(cls, DebuggerExtError)
+    if name.startswith("SMDebug"):
+        assert issubclass(cls, exc.SMDebugError) and not issubclass(cls, TrialError)
+        builtin = {"Runtime": RuntimeError, "Type": TypeError, "Value": ValueError, "NotImplemented": NotImplementedError}
+        kind = name[len("SMDebug") : -len("Error")]
+        assert kind == "" or issubclass(cls, builtin[kind])
+    else:
+        assert issubclass(cls, TrialError)
 
 
 def test_modes_modules() -> None:

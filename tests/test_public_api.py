@@ -26,11 +26,15 @@ EXPECTED_PUBLIC = {
     "ProfilerRule",
     "PythonProfiler",
     "PythonProfilingConfig",
+    "ReductionConfig",
     "Rule",
     "SMDataParallelProfilingConfig",
+    "SaveConfig",
+    "SaveConfigMode",
     "TensorBoardOutputConfig",
     "cProfileTimer",
     "get_rule_container_image_uri",
+    "modes",
     "rule_configs",
 }
 
@@ -45,6 +49,21 @@ def test_all_equals_public_names() -> None:
     assert set(sagemaker_debugger_ext.__all__) == EXPECTED_PUBLIC
     for name in ("Estimator", "Rule", "rule_configs", "get_rule_container_image_uri"):
         assert getattr(sagemaker_debugger_ext, name) is not None
+
+
+def test_smdebug_top_level_names_are_the_hook_classes() -> None:
+    """``smd.SaveConfig`` & co. (smdebug's top level) are the classes the hooks use, and work."""
+    from sagemaker_debugger_ext import hooks
+    from sagemaker_debugger_ext import modes as modes_module
+    from sagemaker_debugger_ext.core import reduction_config, save_config
+
+    smd = sagemaker_debugger_ext
+    assert smd.SaveConfig is hooks.SaveConfig is save_config.SaveConfig
+    assert smd.SaveConfigMode is hooks.SaveConfigMode
+    assert smd.ReductionConfig is hooks.ReductionConfig is reduction_config.ReductionConfig
+    assert smd.modes is modes_module
+    assert smd.SaveConfig(save_interval=3).should_save_step(smd.modes.TRAIN, 6)
+    assert not smd.SaveConfig(save_interval=3).should_save_step(smd.modes.TRAIN, 7)
 
 
 def test_public_names_match_module_attributes() -> None:
@@ -64,10 +83,11 @@ def test_import_leaves_environment_unchanged(tmp_path: Path) -> None:
     """``import sagemaker_debugger_ext`` under a clean env changes no env var and imports no sagemaker."""
     code = (
         "import json, os, sys; before = dict(os.environ); import sagemaker_debugger_ext; "
-        "print(json.dumps({'same': dict(os.environ) == before, 'sagemaker': 'sagemaker' in sys.modules}))"
+        "print(json.dumps({'same': dict(os.environ) == before, 'sagemaker': 'sagemaker' in sys.modules, "
+        "'hooks': 'sagemaker_debugger_ext.hooks' in sys.modules}))"
     )
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result == {"same": True, "sagemaker": False}
+    assert result == {"same": True, "sagemaker": False, "hooks": False}
     assert list(tmp_path.iterdir()) == []

@@ -18,6 +18,7 @@ from xgboost.callback import TrainingCallback
 
 from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
+from ..core.singleton_utils import set_hook
 from ..hooks._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
 from ..hooks._hook import BaseHook
 from ..hooks._save_config import SaveConfig, SaveConfigMode
@@ -86,6 +87,7 @@ class Hook(BaseHook, TrainingCallback):
         self.hyperparameters = dict(hyperparameters or {})
         self.train_data = _load_data(train_data, "train_data")
         self.validation_data = _load_data(validation_data, "validation_data")
+        set_hook(self)  # smdebug.xgboost.get_hook() returns the hook created last
 
     def after_iteration(self, model: xgb.Booster, epoch: int, evals_log: Mapping[str, Any]) -> bool:
         """Called by xgboost after each boosting round; never asks to stop training."""
@@ -105,12 +107,25 @@ class Hook(BaseHook, TrainingCallback):
                 self.export_collections()
         return model
 
+    def close(self) -> None:
+        """Write what is pending (scalars saved after ``xgboost.train()`` returned too), then
+        close as every hook does.
+
+        A scalar saved after training joins the last iteration's step when that step saved
+        nothing else (smdebug writes it there); when the last step's files are already on
+        disk, it is written at the next step number instead of rewriting them.
+        """
+        if not self._closed and self._prepared and self._scalars and not self._step_open and self.step >= 0:
+            if self.last_saved_step == self.step:
+                self.step += 1
+                self.mode_steps[self._step_mode] = self._step_mode_step = self._step_mode_step + 1
+            self._step_open = True
+        super().close()
+
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
-        """As smdebug's ``make_numpy_array``: a scalar (metric, importance, average SHAP,
-        hyperparameter) is saved with shape ``(1,)``; arrays keep their shape."""
-        if not isinstance(value, np.ndarray) and np.isscalar(value):
-            return np.array([value]), None
-        return super()._to_numpy(value)
+        """Scalars (metrics, importances, hyperparameters) become shape ``(1,)``, as smdebug stores them."""
+        array, dtype = super()._to_numpy(value)
+        return (array.reshape(1) if array.ndim == 0 else array), dtype
 
     def _due_named(self, name: str) -> bool:
         return any(c.name == name for c in self._due) or any(c.name == CollectionKeys.ALL for c in self._due)

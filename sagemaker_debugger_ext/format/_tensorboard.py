@@ -20,6 +20,8 @@ from ._tfrecord import crc_footer, frame_header
 
 __all__ = ["TensorBoardWriter", "default_histogram_edges", "histogram_buckets"]
 
+_NUMERIC_KINDS = frozenset("biuf")  # bool, signed, unsigned, float: what a histogram can show
+
 
 @functools.cache
 def default_histogram_edges() -> np.ndarray:
@@ -105,9 +107,13 @@ class TensorBoardWriter(ClosesOnExit):
     def add_histogram(self, tag: str, values: np.ndarray, step: int) -> bool:
         """Add a histogram of ``values`` (TF default buckets); return False if none was written.
 
-        Non-finite values are ignored; an empty or all-non-finite input writes nothing.
+        Non-finite values are ignored; an empty or all-non-finite input, and a non-numeric
+        one (strings, e.g. XGBoost's ``trees/*`` columns, objects, complex), write nothing.
         """
-        flat = np.asarray(values, dtype=np.float64).reshape(-1)
+        arr = np.asarray(values)
+        if arr.dtype.kind not in _NUMERIC_KINDS:
+            return False
+        flat = arr.astype(np.float64, copy=False).reshape(-1)
         flat = flat[np.isfinite(flat)]
         if flat.size == 0:
             return False

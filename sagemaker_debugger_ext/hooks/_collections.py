@@ -7,6 +7,7 @@ resolves every collection once, at its first step (``CollectionManager.prepare``
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -132,11 +133,23 @@ class Collection:
         self.name = name
         self.include_regex: list[str] = []
         self._patterns: list[re.Pattern[str]] = []
-        self.tensor_names: set[str] = set(tensor_names or ())
+        self._tensor_names: set[str] = set(tensor_names or ())
         self.reduction_config = reduction_config
         self.save_config = save_config
         self.save_histogram = save_histogram
         self.include(list(include_regex or ()))
+
+    @property
+    def tensor_names(self) -> set[str]:
+        """The explicit members; a list or set may be assigned (smdebug scripts assign lists)."""
+        return self._tensor_names
+
+    @tensor_names.setter
+    def tensor_names(self, value: Iterable[str] | None) -> None:
+        if value is not None and (isinstance(value, str) or not isinstance(value, (list, set, frozenset, tuple))):
+            msg = field_error_message(f"{self.name}.tensor_names", "a list or set of names", value)
+            raise HookConfigError(msg, field="tensor_names", value=value)
+        self._tensor_names = set(value or ())
 
     @property
     def save_config(self) -> SaveConfig | None:
@@ -179,7 +192,7 @@ class Collection:
 
     def matches(self, tensor_name: str) -> bool:
         """Whether ``tensor_name`` is a member (explicitly or by regex)."""
-        return tensor_name in self.tensor_names or any(p.search(tensor_name) for p in self._patterns)
+        return tensor_name in self._tensor_names or any(p.search(tensor_name) for p in self._patterns)
 
     def complete(self, default_save: SaveConfig, default_reductions: ReductionConfig) -> None:
         """Fill what the user left unset from the hook's defaults (scalar collections: raw only)."""
@@ -203,6 +216,49 @@ class Collection:
             "save_config": self.save_config.to_json_dict() if self.save_config else None,
             "save_histogram": self.save_histogram,
         }
+
+    @classmethod
+    def from_dict(cls, params: Mapping[str, Any]) -> Collection:
+        """Build from :meth:`to_json_dict` output (smdebug's ``Collection.from_dict``).
+
+        Raises:
+            HookConfigError: not a dict, or a bad value inside it.
+        """
+        if not isinstance(params, Mapping):
+            raise HookConfigError(field_error_message("collection", "a dict", params), field="collection")
+        rc, sc = params.get("reduction_config"), params.get("save_config")
+        return cls(
+            params.get("name", ""),
+            include_regex=params.get("include_regex") or (),
+            tensor_names=params.get("tensor_names") or (),
+            reduction_config=ReductionConfig.from_dict(rc, where="reduction_config") if rc else None,
+            save_config=SaveConfig.from_dict(sc) if sc else None,
+            save_histogram=bool(params.get("save_histogram", True)),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Collection:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    def to_json(self) -> str:
+        """:meth:`to_json_dict` as a JSON string."""
+        return json.dumps(self.to_json_dict())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal name, regexes, tensor names and configs (as smdebug); hashing stays by identity."""
+        if not isinstance(other, Collection):
+            return NotImplemented
+        return self is other or (
+            self.name == other.name
+            and list(self.include_regex) == list(other.include_regex)
+            and set(self.tensor_names) == set(other.tensor_names)
+            and self.reduction_config == other.reduction_config
+            and self.save_config == other.save_config
+            and self.save_histogram == other.save_histogram
+        )
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         return f"<Collection {self.name!r}>"

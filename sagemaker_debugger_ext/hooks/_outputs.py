@@ -47,10 +47,16 @@ class TensorBoardExport:
         self._writer(mode).add_scalar(tag, float(value), step)
 
     def add_histogram(self, mode: ModeKeys, tag: str, values: np.ndarray, step: int) -> None:
-        """One histogram (skipped for empty or boolean arrays, as smdebug)."""
-        if values.size == 0 or values.dtype == np.bool_:
+        """One histogram (skipped for empty, boolean and non-numeric arrays, as smdebug).
+
+        An export that fails is logged and skipped: TensorBoard never stops training.
+        """
+        if values.size == 0 or values.dtype == np.bool_ or values.dtype.kind not in "iuf":
             return
-        self._writer(mode).add_histogram(tag, values, step)
+        try:
+            self._writer(mode).add_histogram(tag, values, step)
+        except (ValueError, TypeError, OSError) as exc:
+            _LOG.warning("TensorBoard histogram %r at step %d not exported: %s", tag, step, exc)
 
     def flush(self) -> None:
         """Flush every open writer."""

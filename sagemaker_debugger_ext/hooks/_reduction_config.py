@@ -9,6 +9,7 @@ the PyTorch hook of smdebug stores: ``torch.norm(p)``), never as matrix norms.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -168,6 +169,15 @@ class ReductionConfig:
             save_raw_tensor=parse_bool(f"{where}['save_raw_tensor']", params.get("save_raw_tensor", False)),
             save_shape=parse_bool(f"{where}['save_shape']", params.get("save_shape", False)),
         )
+
+    @classmethod
+    def from_json(cls, text: str) -> ReductionConfig:
+        """Inverse of :meth:`to_json` (smdebug's ``ReductionConfig.from_json``)."""
+        return cls.from_dict(json.loads(text))
+
+    def to_json(self) -> str:
+        """:meth:`to_json_dict` as a JSON string."""
+        return json.dumps(self.to_json_dict())
 
     def to_json_dict(self) -> dict[str, Any]:
         """The dict smdebug writes in the collections JSON."""

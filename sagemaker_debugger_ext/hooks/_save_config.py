@@ -8,6 +8,7 @@ step 0, not to ``start_step``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -222,6 +223,32 @@ class SaveConfig:
             field="save_config",
             value=obj,
         )
+
+    @classmethod
+    def from_dict(cls, params: Mapping[Any, Mapping[str, Any] | None] | None) -> SaveConfig:
+        """Build from :meth:`to_json_dict` output (keys: mode names or :class:`ModeKeys`), as smdebug."""
+        if params is None:
+            return cls()
+        if not isinstance(params, Mapping):
+            raise HookConfigError(field_error_message("save_config", "a dict of mode -> dict", params), field="save_config")
+        modes: dict[ModeKeys, SaveConfigMode | None] = {}
+        for key, value in params.items():
+            try:
+                mode = key if isinstance(key, ModeKeys) else ModeKeys[str(key)]
+            except KeyError:
+                msg = field_error_message("save_config", "keys among TRAIN, EVAL, PREDICT, GLOBAL", key)
+                raise HookConfigError(msg, field="save_config", value=key) from None
+            modes[mode] = None if value is None else SaveConfigMode.from_dict(value)
+        return cls(modes)
+
+    @classmethod
+    def from_json(cls, text: str) -> SaveConfig:
+        """Inverse of :meth:`to_json`."""
+        return cls.from_dict(json.loads(text))
+
+    def to_json(self) -> str:
+        """:meth:`to_json_dict` as a JSON string."""
+        return json.dumps(self.to_json_dict())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SaveConfig):

@@ -19,31 +19,16 @@ smdebug 1.0.34's ``super().__init__(base_trial, action_str, other_trials)`` form
 from __future__ import annotations
 
 import abc
-import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from ..analysis.utils import no_refresh
 from ..exceptions import RuleEvaluationConditionMet
 from ._actions import Actions
 from ._req_tensors import RequiredTensors
 
 __all__ = ["Rule", "no_refresh"]
-
-
-@contextlib.contextmanager
-def no_refresh(trials: Sequence[Any]) -> Iterator[None]:
-    """Disable dynamic refresh on ``trials`` for the block (restored afterwards)."""
-    saved = [(t, getattr(t, "dynamic_refresh", None)) for t in trials]
-    for trial, _ in saved:
-        if hasattr(trial, "dynamic_refresh"):
-            trial.dynamic_refresh = False
-    try:
-        yield
-    finally:
-        for trial, value in saved:
-            if value is not None:
-                trial.dynamic_refresh = value
 
 
 class Rule(abc.ABC):

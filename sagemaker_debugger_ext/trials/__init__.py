@@ -14,11 +14,12 @@ from .._exceptions import ConfigValueError, field_error_message
 from .._modes import ModeKeys
 from ..storage import Storage, open_storage
 from ._collections import Collection
+from ._smdebug_trials import LocalTrial, S3Trial
 from ._state import StepState
 from ._tensor import Tensor
 from ._trial import Trial
 
-__all__ = ["Collection", "ModeKeys", "StepState", "Tensor", "Trial", "create_trial", "modes"]
+__all__ = ["Collection", "LocalTrial", "ModeKeys", "S3Trial", "StepState", "Tensor", "Trial", "create_trial", "modes"]
 
 
 def create_trial(
@@ -28,7 +29,7 @@ def create_trial(
     *,
     poll_interval_s: float = 2.0,
     wait_timeout_s: float = 120.0,
-    incomplete_step_window: int = 1000,
+    incomplete_step_window: int | None = None,
     **smdebug_kwargs: Any,
 ) -> Trial:
     """Open the trial at ``path`` (a folder, ``file://`` or ``s3://`` URI, or a Storage).
@@ -42,7 +43,8 @@ def create_trial(
         range_steps: ``(begin, end)``: load only global steps ``begin <= s < end``.
         poll_interval_s: pause between polls while waiting.
         wait_timeout_s: the longest any wait lasts.
-        incomplete_step_window: see :class:`Trial`.
+        incomplete_step_window: see :class:`Trial`; default
+            ``$SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW`` (as smdebug), else 1000.
         **smdebug_kwargs: ``profiler=True`` opens the profiler data instead (a
             :class:`~sagemaker_debugger_ext.profiler.ProfilerTrial`, as smdebug does);
             smdebug's ``check``, ``index_mode``, ``cache``, ``parallel`` and ``output_dir``
@@ -61,6 +63,8 @@ def create_trial(
         from ..profiler import create_profiler_trial
 
         return create_profiler_trial(os.fspath(path))  # type: ignore[arg-type,return-value]
+    if incomplete_step_window is None:
+        incomplete_step_window = _window_from_env()
     storage = path if isinstance(path, Storage) and not isinstance(path, (str, os.PathLike)) else open_storage(path)
     trial = Trial(
         storage,
@@ -72,3 +76,17 @@ def create_trial(
     )
     trial._load()
     return trial
+
+
+_WINDOW_ENV = "SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW"
+
+
+def _window_from_env() -> int:
+    raw = os.environ.get(_WINDOW_ENV)
+    if raw is None or not raw.strip():
+        return 1000
+    try:
+        return int(raw)
+    except ValueError:
+        msg = field_error_message(_WINDOW_ENV, "an int >= 2", raw)
+        raise ConfigValueError(msg, field=_WINDOW_ENV, value=raw) from None

@@ -8,14 +8,19 @@ from typing import Any
 
 import attrs
 
+from .._exceptions import ConfigValueError, field_error_message
 from ..exceptions import IndexReaderException
 
 __all__ = ["Collection", "parse_collections_file"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True, eq=True)
 class Collection:
-    """A saved collection: its tensors, regexes and (raw) configs, as the hook exported them."""
+    """A saved collection: its tensors, regexes and (raw) configs, as the hook exported them.
+
+    ``trial.collection("new")`` returns an empty one that :meth:`include` and
+    :meth:`add_tensor_name` fill, to select tensors by name (as in smdebug).
+    """
 
     name: str
     include_regex: tuple[str, ...] = ()
@@ -35,6 +40,32 @@ class Collection:
             except re.error:
                 continue
         return False
+
+    def include(self, regex: str | list[str]) -> None:
+        """Add one regex or a list of them (duplicates are ignored).
+
+        Raises:
+            ConfigValueError: not a string, or not a valid regex.
+        """
+        for item in [regex] if isinstance(regex, str) else list(regex):
+            if not isinstance(item, str):
+                msg = field_error_message("include_regex", "a string or a list of strings", regex)
+                raise ConfigValueError(msg, field="include_regex", value=regex)
+            try:
+                re.compile(item)
+            except re.error as exc:
+                msg = field_error_message(f"{self.name}.include_regex", f"a valid regex ({exc})", item)
+                raise ConfigValueError(msg, field="include_regex", value=item) from None
+            if item not in self.include_regex:
+                self.include_regex = (*self.include_regex, item)
+
+    def add_tensor_name(self, name: str) -> None:
+        """Make ``name`` an explicit member."""
+        self.tensor_names = self.tensor_names | {name}
+
+    def has_tensor_name(self, name: str) -> bool:
+        """Whether ``name`` is an explicit member."""
+        return name in self.tensor_names
 
     def merged(self, other: Collection) -> Collection:
         """The union of two workers' views of the same collection."""

@@ -248,16 +248,20 @@ class Trial(TrialLoader):
         return dict(self._collections)
 
     def collection(self, coll_name: str) -> Collection:
-        """The collection named ``coll_name``.
+        """The collection named ``coll_name``; a new, empty one when the trial has none of
+        that name (as in smdebug): fill it with ``.include(regex)`` / ``.add_tensor_name()``
+        and pass it (or its name) to :meth:`tensor_names`.
 
         Raises:
-            ConfigValueError: no such collection.
+            ConfigValueError: ``coll_name`` is not a non-empty string.
         """
-        try:
-            return self._collections[coll_name]
-        except KeyError:
-            msg = field_error_message("collection", f"one of {sorted(self._collections)}", coll_name)
-            raise ConfigValueError(msg, field="collection", value=coll_name) from None
+        coll = self._collections.get(coll_name)
+        if coll is None:
+            if not isinstance(coll_name, str) or not coll_name:
+                msg = field_error_message("collection", "a non-empty collection name", coll_name)
+                raise ConfigValueError(msg, field="collection", value=coll_name)
+            coll = self._collections[coll_name] = Collection(name=coll_name)
+        return coll
 
     def tensor_names(
         self,
@@ -288,7 +292,11 @@ class Trial(TrialLoader):
             g = self._global_of(mode, step)
             names = set(self._step_tensors.get(g, ())) if g is not None else set()
         if collection is not None:
-            coll = collection if isinstance(collection, Collection) else self.collection(collection)
+            if isinstance(collection, str) and collection not in self._collections:
+                # unlike trial.collection(name), a name nobody defined is a typo, not a new collection
+                msg = field_error_message("collection", f"one of {sorted(self._collections)}", collection)
+                raise ConfigValueError(msg, field="collection", value=collection)
+            coll = self.collection(collection) if isinstance(collection, str) else collection  # any Collection
             names = {n for n in names if coll.matches(n)}
         elif regex is not None:
             patterns = [regex] if isinstance(regex, str) else list(regex)

@@ -1,0 +1,41 @@
+"""``smdebug.core.json_config``: the configuration constants smdebug's JSON config reader uses.
+
+To build a hook from a JSON file use ``Hook.create_from_json_file()`` of the framework
+module (:mod:`sagemaker_debugger_ext.pytorch`, :mod:`sagemaker_debugger_ext.xgboost`).
+"""
+
+from __future__ import annotations
+
+from .config_constants import (
+    CONFIG_COLLECTION_CONFIG_KEY,
+    CONFIG_COLLECTION_NAME_KEY,
+    CONFIG_COLLECTION_PARAMS_KEY,
+    CONFIG_FILE_PATH_ENV_STR,
+    CONFIG_HOOK_PARAMS_KEY,
+    CONFIG_INCLUDE_REGEX_KEY,
+    CONFIG_OUTDIR_KEY,
+    CONFIG_SAVE_ALL_KEY,
+    DEFAULT_CONFIG_FILE_PATH,
+    DEFAULT_RESOURCE_CONFIG_FILE,
+    DEFAULT_SAGEMAKER_OUTDIR,
+    DEFAULT_SAGEMAKER_TENSORBOARD_PATH,
+    DEFAULT_WORKER_NAME,
+    TENSORBOARD_CONFIG_FILE_PATH_ENV_STR,
+)
+
+__all__ = [
+    "CONFIG_COLLECTION_CONFIG_KEY",
+    "CONFIG_COLLECTION_NAME_KEY",
+    "CONFIG_COLLECTION_PARAMS_KEY",
+    "CONFIG_FILE_PATH_ENV_STR",
+    "CONFIG_HOOK_PARAMS_KEY",
+    "CONFIG_INCLUDE_REGEX_KEY",
+    "CONFIG_OUTDIR_KEY",
+    "CONFIG_SAVE_ALL_KEY",
+    "DEFAULT_CONFIG_FILE_PATH",
+    "DEFAULT_RESOURCE_CONFIG_FILE",
+    "DEFAULT_SAGEMAKER_OUTDIR",
+    "DEFAULT_SAGEMAKER_TENSORBOARD_PATH",
+    "DEFAULT_WORKER_NAME",
+    "TENSORBOARD_CONFIG_FILE_PATH_ENV_STR",
+]

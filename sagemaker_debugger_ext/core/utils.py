@@ -1,0 +1,40 @@
+"""``smdebug.core.utils``: the path and array helpers user scripts call."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import SMDebugTypeError
+
+__all__ = ["get_path_to_collections", "is_s3", "make_numpy_array"]
+
+
+def is_s3(path: str) -> tuple[bool, str | None, str | None]:
+    """``(True, bucket, key)`` for an ``s3://`` path, else ``(False, None, None)``."""
+    if not path.startswith("s3://"):
+        return False, None, None
+    bucket, _, key = path[5:].partition("/")
+    return True, bucket, key
+
+
+def get_path_to_collections(directory: str | os.PathLike[str]) -> str:
+    """``<directory>/collections/000000000/`` (with the trailing slash)."""
+    return os.path.join(os.fspath(directory), "collections", "000000000", "")
+
+
+def make_numpy_array(x: Any) -> np.ndarray:
+    """``x`` as an ndarray: arrays as they are, scalars as one-element arrays, lists/tuples/dicts.
+
+    Raises:
+        SMDebugTypeError: any other type.
+    """
+    if isinstance(x, np.ndarray):
+        return x
+    if np.isscalar(x):
+        return np.array([x])
+    if isinstance(x, (tuple, list, dict)):
+        return np.array(x) if isinstance(x, dict) else np.asarray(x)
+    raise SMDebugTypeError(f"make_numpy_array does not support the type {type(x).__name__}")

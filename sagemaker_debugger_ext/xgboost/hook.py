@@ -1,0 +1,7 @@
+"""``smdebug.xgboost.hook``: the XGBoost :class:`Hook`."""
+
+from __future__ import annotations
+
+from .._xgboost._hook import Hook
+
+__all__ = ["Hook"]
