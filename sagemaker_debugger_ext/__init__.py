@@ -78,6 +78,9 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
+        from ._sdk_notices import quiet_sdk_notices
+
+        quiet_sdk_notices()  # before the SDK is first imported through us: its v2 notice once
         module_name, attribute = _LAZY[name]
         module = importlib.import_module(module_name, __name__)
         return module if attribute is None else getattr(module, attribute)

@@ -31,6 +31,7 @@ from ._estimator_support import (
     rule_source_resolver,
 )
 from ._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
+from ._sdk_notices import no_v2_class_notice
 from .config._convert import to_framework_profile, to_rule
 from .config._framework_profile import FixedProfilingParameters
 from .config._hook import DebuggerHookConfig
@@ -84,7 +85,8 @@ class Estimator(_sdk_estimator.Estimator):
         arguments = convert_debugger_arguments(bind_arguments(_sdk_estimator.Estimator.__init__, args, kwargs))
         if is_local_instance(arguments.get("instance_type")) and arguments.get("sagemaker_session") is None:
             arguments["sagemaker_session"] = make_local_session()
-        super().__init__(**arguments)
+        with no_v2_class_notice():  # this class is built on v2 on purpose: no "use ModelTrainer"
+            super().__init__(**arguments)
         self._pending_debugger: _request.DebuggerRequest | None = None
         self._latest_debugger: _request.DebuggerRequest | None = None
         self._dry_run = False

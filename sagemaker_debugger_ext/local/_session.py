@@ -19,6 +19,7 @@ from sagemaker.exceptions import UnexpectedStatusException
 from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClient
 from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
+from .._sdk_notices import quiet_sdk_notices
 from ..reports._fit_summary import fit_summary
 from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
@@ -106,6 +107,7 @@ class LocalSession(_SdkLocalSession):
         telemetry_opt_out: bool = False,
         event_handlers: list[Any] | None = None,
     ) -> None:
+        quiet_sdk_notices()
         self._telemetry_opt_out = telemetry_opt_out
         self._job_store = JobStore(Path(job_store)) if job_store is not None else JobStore.from_environ()
         self._settings = dict(settings or {})

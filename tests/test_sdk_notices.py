@@ -1,0 +1,35 @@
+"""The SDK's v2 notices appear once per process, and not for this package's own Estimator (issue 15)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = """
+from sagemaker_debugger_ext import Estimator, LocalSession
+for _ in range(2):
+    est = Estimator(image_uri="local-python", role="arn:aws:iam::123456789012:role/R", instance_count=1,
+                    instance_type="local", entry_point="t.py", sagemaker_session=LocalSession())
+    est.fit(logs="None")
+print("fitted twice")
+"""
+
+
+@pytest.mark.slow
+def test_v2_notice_once_and_no_model_trainer_advice(tmp_path: Path) -> None:
+    """Two fits in one process print the v2 notice once, the config lines once, no per-class notice."""
+    (tmp_path / "t.py").write_text("print('trained')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SAGEMAKER_SUPPRESS_V2_WARNING", "PYTHONWARNINGS")}
+    env["SAGEMAKER_DEBUGGER_EXT_HOME"] = str(tmp_path / "home")
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "fitted twice" in out, out
+    assert out.count("You are using the SageMaker Python SDK v2") == 1, out
+    assert "is part of the SageMaker Python SDK v2" not in out, out
+    assert out.count("sagemaker.config INFO - Not applying SDK defaults") <= 2, out
