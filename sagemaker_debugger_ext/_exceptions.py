@@ -22,6 +22,7 @@ written against the SageMaker SDK (which raises those) keeps catching them::
     │   └── HookConfigError (ValueError)         bad hook/collection parameter
     │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
     ├── TrialError                               reader errors; smdebug's classes (exceptions.py) subclass it
+    ├── ReductionNotApplicableError (ValueError) a reduction asked of a non-numeric (string) tensor
     ├── LocalModeError                           local platform errors
     │   ├── JobNotFoundError (LookupError)
     │   ├── JobAlreadyExistsError (ValueError)
@@ -54,6 +55,7 @@ __all__ = [
     "LocalModeError",
     "PathEscapeError",
     "ProfilerError",
+    "ReductionNotApplicableError",
     "RequestValidationError",
     "RuleError",
     "RuleNotFoundError",
@@ -198,6 +200,11 @@ class InvalidCollectionConfiguration(HookConfigError):
 
 class TrialError(DebuggerExtError):
     """Base for reader errors; the smdebug-compatible classes in ``exceptions.py`` subclass it."""
+
+
+class ReductionNotApplicableError(DebuggerExtError, ValueError):
+    """A reduction (min, max, mean, ..., l1, l2) was asked of a tensor it does not apply to:
+    strings and other non-numeric dtypes. The hook stores no such reduction; the reader raises."""
 
 
 # --- local mode -------------------------------------------------------------------------
