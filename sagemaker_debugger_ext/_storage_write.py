@@ -9,7 +9,6 @@ last attempt becomes :class:`StorageUnreachableError`.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 import attrs
 
 from ._exceptions import StorageError, StorageNotFoundError, StorageUnreachableError
+from .format._files import atomic_copy
 
 __all__ = [
     "RetryPolicy",
@@ -124,10 +124,7 @@ def s3_write_bytes(client: Any, bucket: str, key: str, data: bytes, *, policy: R
 
 def copy_file_atomic(src: Path, dest: Path) -> None:
     """Copy ``src`` to ``dest`` through a temporary file and a rename."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
+    atomic_copy(src, dest)
 
 
 def changed_files(local_dir: Path, manifest: dict[str, tuple[int, int]]) -> Iterator[tuple[str, Path, tuple[int, int]]]:

@@ -1,14 +1,32 @@
-"""Atomic file writes: ``<path>.tmp`` then rename, so readers never see half a file."""
+"""Atomic file writes, the package's one implementation: a temporary name, then a rename.
+
+Readers never see half a file. The temporary name is unique per process, thread and call
+(``.<name>.<pid>.<thread>.<n>.tmp``), so two writers of one path never share it, and it is
+removed when the write fails (a full disk leaves no ``.tmp`` behind).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
-from collections.abc import Iterable
+import shutil
+import threading
+from collections.abc import Iterable, Iterator
 
-__all__ = ["Data", "atomic_write"]
+__all__ = ["Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
 
-#: what :func:`atomic_write` accepts: one buffer, or chunks written back to back
-Data = bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview]
+#: what :func:`atomic_write` accepts: one buffer, text (UTF-8), or chunks written back to back
+Data = bytes | bytearray | memoryview | str | Iterable[bytes | bytearray | memoryview]
+
+_COUNTER = itertools.count()
+
+
+def temp_name(target: str) -> str:
+    """The temporary path for ``target``: a dot-file in the same folder, unique to this
+    process, thread and call (sync and the reader skip dot-files and ``*.tmp``)."""
+    head, tail = os.path.split(target)
+    return os.path.join(head, f".{tail}.{os.getpid()}.{threading.get_ident() & 0xFFFFFF}.{next(_COUNTER)}.tmp")
 
 
 def atomic_write(
@@ -17,22 +35,57 @@ def atomic_write(
     *,
     new_dir: bool = False,
 ) -> int:
-    """Write ``data`` (bytes or chunks) to ``path`` via ``path.tmp`` + ``os.replace``.
+    """Write ``data`` (bytes, text or chunks) to ``path`` via a temporary file + ``os.replace``.
 
     Parent folders are created. ``new_dir`` says the parent folder is probably new (one
     ``mkdir`` instead of a failed ``open`` first). Returns the number of bytes written.
+    On failure (``OSError``, e.g. ``ENOSPC``) the temporary file is removed and the target
+    is left as it was.
     """
     target = os.fspath(path)
-    fd = _open_for_write(target + ".tmp", new_dir=new_dir)
+    tmp = temp_name(target)
+    fd = _open_for_write(tmp, new_dir=new_dir)
     try:
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            written = _write_all(fd, [data])
-        else:
-            written = _write_all(fd, list(data))
-    finally:
-        os.close(fd)
-    os.replace(target + ".tmp", target)
+        try:
+            if isinstance(data, str):
+                written = _write_all(fd, [data.encode("utf-8")])
+            elif isinstance(data, (bytes, bytearray, memoryview)):
+                written = _write_all(fd, [data])
+            else:
+                written = _write_all(fd, list(data))
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        _discard(tmp)
+        raise
     return written
+
+
+@contextlib.contextmanager
+def atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary path to fill; it replaces ``path`` when the block succeeds and is
+    removed when it fails. Parent folders are created."""
+    target = os.fspath(path)
+    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+    tmp = temp_name(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        _discard(tmp)
+        raise
+
+
+def atomic_copy(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """Copy ``src`` to ``dest`` through a temporary file and a rename (streamed, any size)."""
+    with atomic_target(dest) as tmp:
+        shutil.copyfile(src, tmp)
+
+
+def _discard(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 def _open_for_write(path: str, *, new_dir: bool = False) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import StorageError
+from ..format._files import atomic_write
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._inputs_fetch import fetch_channels, fetch_code
@@ -39,10 +40,7 @@ def _free_port() -> int:
 
 
 def _touch_atomic(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(b"")
-    os.replace(tmp, path)
+    atomic_write(path, b"")
 
 
 class _SyncThread(threading.Thread):
