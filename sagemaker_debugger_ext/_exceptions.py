@@ -17,7 +17,8 @@ written against the SageMaker SDK (which raises those) keeps catching them::
     ├── PathEscapeError (ValueError)             a user/file name would leave its root folder
     ├── StorageError                             file:// or s3:// I/O failed
     │   ├── StorageNotFoundError                 missing object, folder or bucket
-    │   └── StorageUnreachableError              endpoint unreachable after retries
+    │   ├── StorageUnreachableError              endpoint unreachable after retries
+    │   └── DiskFullError (OSError)              no space left on the local disk (ENOSPC/EDQUOT)
     ├── HookError                                training-side hook misuse
     │   └── HookConfigError (ValueError)         bad hook/collection parameter
     │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
@@ -45,11 +46,12 @@ __all__ = [
     "ConfigValueError",
     "CorruptRecordError",
     "DebuggerExtError",
+    "DiskFullError",
     "FormatError",
     "HookConfigError",
     "HookError",
-    "JobAlreadyExistsError",
     "InvalidCollectionConfiguration",
+    "JobAlreadyExistsError",
     "JobNotFoundError",
     "LocalJobInputError",
     "LocalModeError",
@@ -164,6 +166,23 @@ class StorageNotFoundError(StorageError):
 
 class StorageUnreachableError(StorageError):
     """The storage endpoint could not be reached, even after retries."""
+
+
+class DiskFullError(StorageError, OSError):
+    """A local write failed because the disk is full; the message says where.
+
+    Also an ``OSError`` with ``errno`` ENOSPC (or EDQUOT), so code that caught the raw
+    ``OSError`` keeps catching it.
+    """
+
+    def __init__(self, message: str, *, path: str, errno_value: int = 28) -> None:
+        super().__init__(message, uri=path)
+        self.errno = errno_value
+        self.strerror = "No space left on device"
+        self.filename = path
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "the disk is full"
 
 
 # --- hook and trials --------------------------------------------------------------------

@@ -8,11 +8,14 @@ removed when the write fails (a full disk leaves no ``.tmp`` behind).
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import shutil
 import threading
 from collections.abc import Iterable, Iterator
+
+from .._exceptions import DiskFullError
 
 __all__ = ["Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
 
@@ -44,20 +47,25 @@ def atomic_write(
     """
     target = os.fspath(path)
     tmp = temp_name(target)
-    fd = _open_for_write(tmp, new_dir=new_dir)
+    try:
+        fd = _open_for_write(tmp, new_dir=new_dir)
+    except OSError as exc:
+        raise _disk_full(exc, target) from exc
     try:
         try:
             if isinstance(data, str):
-                written = _write_all(fd, [data.encode("utf-8")])
-            elif isinstance(data, (bytes, bytearray, memoryview)):
-                written = _write_all(fd, [data])
-            else:
-                written = _write_all(fd, list(data))
+                data = data.encode("utf-8")
+            chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
+            if _LIMIT is not None:
+                _injected_limit(target, chunks)
+            written = _write_all(fd, chunks)
         finally:
             os.close(fd)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         _discard(tmp)
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, target) from exc
         raise
     return written
 
@@ -67,13 +75,17 @@ def atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
     """Yield a temporary path to fill; it replaces ``path`` when the block succeeds and is
     removed when it fails. Parent folders are created."""
     target = os.fspath(path)
-    os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     tmp = temp_name(target)
     try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         yield tmp
+        if _LIMIT is not None:
+            _injected_limit(target, [b"\0" * os.path.getsize(tmp)])
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         _discard(tmp)
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, target) from exc
         raise
 
 
@@ -86,6 +98,42 @@ def atomic_copy(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> No
 def _discard(tmp: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp)
+
+
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def _disk_full(exc: OSError, target: str) -> OSError:
+    """``exc`` itself, or a DiskFullError saying where, when the disk is full."""
+    if exc.errno not in _FULL or isinstance(exc, DiskFullError):
+        return exc
+    folder = os.path.dirname(target) or "."
+    try:
+        free = f"{shutil.disk_usage(folder).free} bytes free there"
+    except OSError:
+        free = "free space unknown"
+    msg = f"the disk is full: no space left on device writing {target} ({free})"
+    return DiskFullError(msg, path=target, errno_value=exc.errno or errno.ENOSPC)
+
+
+#: Tests only, where no small tmpfs can be mounted: ``<folder>:<bytes>`` makes writes
+#: under ``folder`` fail with ENOSPC once the files there would exceed ``bytes``.
+_LIMIT_ENV = os.environ.get("SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT", "")
+_LIMIT = (_LIMIT_ENV.rpartition(":")[0], int(_LIMIT_ENV.rpartition(":")[2])) if ":" in _LIMIT_ENV else None
+
+
+def _injected_limit(target: str, chunks: list[bytes | bytearray | memoryview]) -> None:
+    assert _LIMIT is not None
+    folder, limit = _LIMIT
+    if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
+        return
+    used = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(dirpath, name)).st_size
+    if used + sum(memoryview(c).nbytes for c in chunks) > limit:
+        raise OSError(errno.ENOSPC, "No space left on device (injected for a test)", target)
 
 
 def _open_for_write(path: str, *, new_dir: bool = False) -> int:
