@@ -190,3 +190,23 @@ def test_symlink_out_of_the_trial_folder_is_refused(trial_dir: Path, tmp_path_fa
     os.symlink(outside / "step1", trial_dir / "events/000000000001")
     with pytest.raises(PathEscapeError, match="outside the trial folder"):
         create_trial(trial_dir, **FAST).tensor("a").value(1)
+
+
+@pytest.mark.parametrize("length, start", [(2**40, 0), (64, 2**40), (2**30, 0)])
+def test_s3_ranged_reads_check_the_real_size(trial_dir: Path, length: int, start: int) -> None:
+    """Item 1 on S3: a length past the object's end is refused (HEAD first for big ones) and
+    a range past the end (InvalidRange) is a truncated record, not StorageError or MemoryError."""
+    import boto3
+    from moto import mock_aws
+
+    _edit_index(trial_dir, INDEX, lambda d: d["tensor_payload"][0].update(length=length, start_idx=start))
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-west-2")
+        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+        for p in sorted(trial_dir.rglob("*")):
+            if p.is_file():
+                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        trial = create_trial("s3://bkt/run", **FAST)
+        with pytest.raises(TruncatedRecordError, match=r"s3://bkt/run/events/000000000001/000000000001_worker_0.tfevents is truncated"):
+            trial.tensor("a").value(1)
+        np.testing.assert_array_equal(trial.tensor("a").value(0), np.arange(4))
