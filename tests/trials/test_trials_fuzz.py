@@ -69,6 +69,8 @@ def _hook_run(folder: Path) -> Files:
             hook.record_tensor_value("w.weight", np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1))
             hook.record_tensor_value("r_act", np.linspace(-1, 1, 5) * i)
             hook.save_tensor("ints", np.arange(4, dtype=np.int64) + i, "weights")
+            hook.save_tensor("empty", np.zeros((0, 3), dtype=np.float32), "weights")
+            hook.save_tensor("text", np.array(["a", "bc"][: i + 1]), "weights")
             hook.save_scalar("loss", 1.0 / (i + 1))
     hook.close()
     return _load(folder)
@@ -399,6 +401,8 @@ def test_pristine_runs_read_back(runs: dict[str, Files]) -> None:
     hook = read_all(runs["hook_run"])
     assert hook[("mode_steps", "EVAL", -1, "")] == (0, 1, 2)
     np.testing.assert_array_equal(hook[("value", "ints", 4, "worker_0")], np.arange(4) + 1)
+    assert hook[("value", "empty", 4, "worker_0")].shape == (0, 3)
+    assert hook[("value", "text", 4, "worker_0")].tolist() == ["a", "bc"]
     assert ("reduction:max:False", "r_act", 2, "worker_0") in hook
     sample = read_all(runs["sample_run"])
     assert sample[("steps", "", -1, "")] == tuple(range(8))
