@@ -65,7 +65,7 @@ class RecordFetcher:
             self._cache.move_to_end(key)
             self._last_key, self._last_data = key, data
             return data
-        if key in self._evicted or max(self.file_sizes.get(key, 0), self._size(key)) > _WHOLE_FILE_LIMIT:
+        if key in self._evicted or self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
             # read once and evicted before reuse: the access pattern cycles through more
             # files than the cache holds, so read single records from now on
             return None
