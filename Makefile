@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SMDEBUG_VENV := .venv-smdebug
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench venv smdebug-venv clean lint
+.PHONY: demo test bench fuzz venv smdebug-venv clean lint
 
 $(STAMP): setup.py setup.cfg
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ demo: $(STAMP)
 
 test: $(STAMP) smdebug-venv
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+
+# The reader's seeded fuzz test at full length (make test runs 4,000 cases; FUZZ_SEED=N for another seed).
+FUZZ_CASES ?= 20000
+fuzz: $(STAMP)
+	FUZZ_CASES=$(FUZZ_CASES) FUZZ_REPORT=fuzz-report.json $(PY) -m pytest -n 0 -s tests/trials/test_trials_fuzz.py
 
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks

@@ -17,11 +17,13 @@ written against the SageMaker SDK (which raises those) keeps catching them::
     ├── PathEscapeError (ValueError)             a user/file name would leave its root folder
     ├── StorageError                             file:// or s3:// I/O failed
     │   ├── StorageNotFoundError                 missing object, folder or bucket
-    │   └── StorageUnreachableError              endpoint unreachable after retries
+    │   ├── StorageUnreachableError              endpoint unreachable after retries
+    │   └── DiskFullError (OSError)              no space left on the local disk (ENOSPC/EDQUOT)
     ├── HookError                                training-side hook misuse
     │   └── HookConfigError (ValueError)         bad hook/collection parameter
     │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
     ├── TrialError                               reader errors; smdebug's classes (exceptions.py) subclass it
+    ├── ReductionNotApplicableError (ValueError) a reduction asked of a non-numeric (string) tensor
     ├── LocalModeError                           local platform errors
     │   ├── JobNotFoundError (LookupError)
     │   ├── JobAlreadyExistsError (ValueError)
@@ -44,16 +46,18 @@ __all__ = [
     "ConfigValueError",
     "CorruptRecordError",
     "DebuggerExtError",
+    "DiskFullError",
     "FormatError",
     "HookConfigError",
     "HookError",
-    "JobAlreadyExistsError",
     "InvalidCollectionConfiguration",
+    "JobAlreadyExistsError",
     "JobNotFoundError",
     "LocalJobInputError",
     "LocalModeError",
     "PathEscapeError",
     "ProfilerError",
+    "ReductionNotApplicableError",
     "RequestValidationError",
     "RuleError",
     "RuleNotFoundError",
@@ -164,6 +168,23 @@ class StorageUnreachableError(StorageError):
     """The storage endpoint could not be reached, even after retries."""
 
 
+class DiskFullError(StorageError, OSError):
+    """A local write failed because the disk is full; the message says where.
+
+    Also an ``OSError`` with ``errno`` ENOSPC (or EDQUOT), so code that caught the raw
+    ``OSError`` keeps catching it.
+    """
+
+    def __init__(self, message: str, *, path: str, errno_value: int = 28) -> None:
+        super().__init__(message, uri=path)
+        self.errno = errno_value
+        self.strerror = "No space left on device"
+        self.filename = path
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "the disk is full"
+
+
 # --- hook and trials --------------------------------------------------------------------
 class HookError(DebuggerExtError):
     """The training-side hook was configured or used wrongly."""
@@ -198,6 +219,11 @@ class InvalidCollectionConfiguration(HookConfigError):
 
 class TrialError(DebuggerExtError):
     """Base for reader errors; the smdebug-compatible classes in ``exceptions.py`` subclass it."""
+
+
+class ReductionNotApplicableError(DebuggerExtError, ValueError):
+    """A reduction (min, max, mean, ..., l1, l2) was asked of a tensor it does not apply to:
+    strings and other non-numeric dtypes. The hook stores no such reduction; the reader raises."""
 
 
 # --- local mode -------------------------------------------------------------------------

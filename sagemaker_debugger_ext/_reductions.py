@@ -4,6 +4,15 @@ The hook computes them before writing and the reader computes them from a raw va
 both use this module and always agree. Norms are taken on the *flattened* tensor (``l1`` =
 sum of absolute values, ``l2`` = Euclidean/Frobenius norm, as ``torch.norm`` gives);
 smdebug 1.0.34's reader used matrix norms for 2-D values, a deliberate difference.
+
+Edge data (smdebug raised numpy's errors for both):
+
+- a zero-length tensor: ``sum`` is 0, ``prod`` 1, ``l1`` and ``l2`` 0 (the empty sum and
+  product); ``min``, ``max``, ``mean``, ``std`` and ``variance`` have no value and are NaN
+  (of the tensor's float dtype, float64 for integer tensors). The hook stores the same.
+- a string (or other non-numeric) tensor: no reduction applies;
+  :class:`ReductionNotApplicableError` (a ``ValueError``) from the reader, and the hook
+  stores no reduction for it.
 """
 
 from __future__ import annotations
@@ -13,9 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ._exceptions import ConfigValueError, field_error_message
+from ._exceptions import ConfigValueError, ReductionNotApplicableError, field_error_message
 
-__all__ = ["ALLOWED_NORMS", "ALLOWED_REDUCTIONS", "compute_reduction"]
+__all__ = ["ALLOWED_NORMS", "ALLOWED_REDUCTIONS", "compute_reduction", "reductions_apply"]
+
+#: reductions without a value for a zero-length tensor (NaN); the others are 0 or 1
+_UNDEFINED_WHEN_EMPTY = frozenset({"min", "max", "mean", "std", "variance"})
 
 ALLOWED_REDUCTIONS = ("min", "max", "mean", "std", "variance", "sum", "prod")
 ALLOWED_NORMS = ("l1", "l2")
@@ -33,22 +45,35 @@ _FUNCS: dict[str, Callable[[np.ndarray], Any]] = {
 }
 
 
-def compute_reduction(op: str, array: Any, *, is_abs: bool = False) -> np.ndarray:
+def reductions_apply(dtype: np.dtype[Any]) -> bool:
+    """Whether reductions are defined for tensors of ``dtype`` (bool and numbers)."""
+    return np.dtype(dtype).kind in "biufc"
+
+
+def compute_reduction(op: str, array: Any, *, is_abs: bool = False, name: str | None = None) -> np.ndarray:
     """Reduction ``op`` of ``array`` (of ``|array|`` when ``is_abs``) as a 0-d array.
 
     Float inputs keep their float dtype (smdebug stores a float32 reduction of a float32
-    tensor).
+    tensor). Zero-length tensors: see the module docstring (NaN or the empty sum/product).
 
     Raises:
         ConfigValueError: ``op`` is not one of ``ALLOWED_REDUCTIONS + ALLOWED_NORMS``.
+        ReductionNotApplicableError: ``array`` is not numeric (strings); ``name`` (the
+            tensor, for the message) is named.
     """
     func = _FUNCS.get(op)
     if func is None:
         msg = field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op)
         raise ConfigValueError(msg, field="reduction", value=op)
     flat = np.asarray(array).reshape(-1)
+    if not reductions_apply(flat.dtype):
+        what = f"tensor {name}" if name else "a tensor"
+        msg = f"reduction {op!r} does not apply to {what} of dtype {flat.dtype}: reductions need numbers"
+        raise ReductionNotApplicableError(msg)
     if is_abs:
         flat = np.abs(flat)
+    if flat.size == 0 and op in _UNDEFINED_WHEN_EMPTY:
+        return np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind in "fc" else np.float64)
     out = np.asarray(func(flat))
     if np.issubdtype(flat.dtype, np.floating):
         out = out.astype(flat.dtype)

@@ -9,7 +9,6 @@ last attempt becomes :class:`StorageUnreachableError`.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, TypeVar
 import attrs
 
 from ._exceptions import StorageError, StorageNotFoundError, StorageUnreachableError
+from .format._files import atomic_copy
 
 __all__ = [
     "RetryPolicy",
@@ -124,10 +124,7 @@ def s3_write_bytes(client: Any, bucket: str, key: str, data: bytes, *, policy: R
 
 def copy_file_atomic(src: Path, dest: Path) -> None:
     """Copy ``src`` to ``dest`` through a temporary file and a rename."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
+    atomic_copy(src, dest)
 
 
 def changed_files(local_dir: Path, manifest: dict[str, tuple[int, int]]) -> Iterator[tuple[str, Path, tuple[int, int]]]:
@@ -161,7 +158,10 @@ def sync_dir(storage: Any, local_dir: Path, prefix: str = "") -> int:
     manifests: dict[str, dict[str, tuple[int, int]]] = storage.__dict__.setdefault("_sync_manifests", {})
     manifest = manifests.setdefault(f"{Path(local_dir).resolve()}|{prefix}", {})
     count = 0
-    for key, path, sig in list(changed_files(Path(local_dir), manifest)):
+    for key, path, sig in _steps_in_order(list(changed_files(Path(local_dir), manifest))):
+        event = _event_of_index(key)
+        if event is not None and event not in manifest and (Path(local_dir) / event).exists():
+            continue  # an index goes after its event file (it appeared while we walked)
         dest_key = f"{prefix.rstrip('/')}/{key}" if prefix else key
         try:
             storage.upload_file(path, dest_key)
@@ -172,6 +172,39 @@ def sync_dir(storage: Any, local_dir: Path, prefix: str = "") -> int:
         manifest[key] = sig
         count += 1
     return count
+
+
+def _steps_in_order(items: list[tuple[str, Path, tuple[int, int]]]) -> list[tuple[str, Path, tuple[int, int]]]:
+    """Each index file right after its event file: a destination that fills up part way
+    holds whole steps (event + index), not all events and no index."""
+    by_event: dict[str, tuple[str, Path, tuple[int, int]]] = {}
+    for item in items:
+        event = _event_of_index(item[0])
+        if event is not None:
+            by_event[event] = item
+    keys = {item[0] for item in items}
+    paired = {item[0] for event, item in by_event.items() if event in keys}
+    out: list[tuple[str, Path, tuple[int, int]]] = []
+    for item in items:
+        if item[0] in paired:
+            continue
+        out.append(item)
+        follower = by_event.get(item[0])
+        if follower is not None and follower[0] in paired:
+            out.append(follower)
+    return out
+
+
+def _event_of_index(key: str) -> str | None:
+    """The event file of a trial's index file ``key`` (any folder depth), else None."""
+    from .format._layout import event_key, parse_index_key
+
+    if not key.endswith(".json") or "index/" not in key:
+        return None
+    parsed = parse_index_key(key)
+    if parsed is None:
+        return None
+    return key[: key.rindex("index/")] + event_key(*parsed)
 
 
 def local_upload_file(local_path: Path, target: Path) -> None:

@@ -9,6 +9,7 @@ lives in :mod:`._storage_write` and is attached by the local-mode code.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ._exceptions import (
     ConfigValueError,
+    PathEscapeError,
     StorageError,
     StorageNotFoundError,
     field_error_message,
@@ -77,6 +79,47 @@ class LocalStorage:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(os.path.abspath(os.fspath(root)))
         self.uri = str(self.root)
+        self._real_root: str | None = None
+        self._checked_dirs: set[str] = set()
+
+    def _inside(self, path: str) -> bool:
+        if self._real_root is None:
+            self._real_root = os.path.realpath(self.uri)
+        real = os.path.realpath(path)
+        return real == self._real_root or real.startswith(self._real_root.rstrip(os.sep) + os.sep)
+
+    def _open(self, key: str) -> tuple[int, str]:
+        """Open file ``key`` for reading, refusing symlinks that lead outside the root.
+
+        Symlinks (of the file or of a folder on its way) are followed only while their
+        target stays inside the trial folder, as ``..`` names are refused.
+        """
+        path = self._fast_path(key)
+        parent = os.path.dirname(path)
+        try:
+            if parent not in self._checked_dirs:
+                if os.path.isdir(parent) and not self._inside(parent):
+                    raise self._escape(key, parent)
+                self._checked_dirs.add(parent)
+            try:
+                return os.open(path, os.O_RDONLY | _NOFOLLOW), path
+            except OSError as exc:
+                if exc.errno != errno.ELOOP or not os.path.islink(path):
+                    raise
+            if not self._inside(path):
+                raise self._escape(key, path)
+            return os.open(path, os.O_RDONLY), path
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            msg = f"{path} does not exist"
+            raise StorageNotFoundError(msg, uri=str(path)) from exc
+        except OSError as exc:
+            msg = f"reading {path} failed: {exc}"
+            raise StorageError(msg, uri=str(path)) from exc
+
+    def _escape(self, key: str, path: str) -> PathEscapeError:
+        msg = (f"{path} is a symbolic link to {os.path.realpath(path)}, outside the trial folder {self.uri}; "
+               "the reader does not follow links out of a trial folder")  # fmt: skip
+        return PathEscapeError(msg, name=key, root=self.uri)
 
     def _path(self, key: str) -> Path:
         return safe_join(self.root, key) if key else self.root
@@ -108,30 +151,39 @@ class LocalStorage:
 
     def read(self, key: str) -> bytes:
         """Return the bytes of file ``key``."""
-        path = self._fast_path(key)
+        fd, path = self._open(key)
         try:
-            with open(path, "rb") as fh:
+            with open(fd, "rb", closefd=False) as fh:
                 return fh.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
-            msg = f"{path} does not exist"
-            raise StorageNotFoundError(msg, uri=str(path)) from exc
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
+        finally:
+            os.close(fd)
+
+    def size(self, key: str) -> int:
+        """Return the size in bytes of file ``key``."""
+        fd, _ = self._open(key)
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
     def read_range(self, key: str, start: int, length: int) -> bytes:
-        """Return up to ``length`` bytes of file ``key`` from offset ``start``."""
-        path = self._fast_path(key)
+        """Return up to ``length`` bytes of file ``key`` from offset ``start``.
+
+        Never reads (or allocates) past the file's real end, whatever ``length`` says.
+        """
+        _check_range(key, start, length)
+        fd, path = self._open(key)
         try:
-            fd = os.open(path, os.O_RDONLY)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
-            msg = f"{path} does not exist"
-            raise StorageNotFoundError(msg, uri=str(path)) from exc
+            size = os.fstat(fd).st_size
+            if start >= size or length <= 0:
+                return b""
+            return os.pread(fd, min(length, size - start), start)
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
-        try:
-            return os.pread(fd, length, start)
         finally:
             os.close(fd)
 
@@ -218,16 +270,28 @@ class S3Storage:
         resp = self._call("read", key, lambda: self.client.get_object(Bucket=self.bucket, Key=self.prefix + key))
         return bytes(resp["Body"].read())
 
+    def size(self, key: str) -> int:
+        """Return the size in bytes of object ``key`` (one HEAD request)."""
+        resp = self._call("head", key, lambda: self.client.head_object(Bucket=self.bucket, Key=self.prefix + key))
+        return int(resp["ContentLength"])
+
     def read_range(self, key: str, start: int, length: int) -> bytes:
-        """GET bytes ``start .. start+length-1`` of ``key`` (one ranged request)."""
+        """GET bytes ``start .. start+length-1`` of ``key`` (one ranged request); fewer at
+        the end of the object, none past it."""
+        _check_range(key, start, length)
         if length <= 0:
             return b""
         rng = f"bytes={start}-{start + length - 1}"
-        resp = self._call(
-            "ranged read",
-            key,
-            lambda: self.client.get_object(Bucket=self.bucket, Key=self.prefix + key, Range=rng),
-        )
+        try:
+            resp = self._call(
+                "ranged read",
+                key,
+                lambda: self.client.get_object(Bucket=self.bucket, Key=self.prefix + key, Range=rng),
+            )
+        except StorageError as exc:
+            if "InvalidRange" in str(exc.__cause__):  # the range starts past the end of the object
+                return b""
+            raise
         return bytes(resp["Body"].read())
 
     def exists(self, key: str = "") -> bool:
@@ -283,8 +347,15 @@ class MemoryStorage:
             msg = f"{self.uri}{key} does not exist"
             raise StorageNotFoundError(msg, uri=self.uri + key) from None
 
+    def size(self, key: str) -> int:
+        """Return the size of the stored bytes of ``key``."""
+        if key not in self.objects:
+            self.read(key)  # raises StorageNotFoundError
+        return len(self.objects[key])
+
     def read_range(self, key: str, start: int, length: int) -> bytes:
         """Return a slice of the stored bytes of ``key``."""
+        _check_range(key, start, length)
         return self.read(key)[start : start + length]
 
     def exists(self, key: str = "") -> bool:
@@ -304,6 +375,17 @@ class MemoryStorage:
         from ._storage_write import sync_dir
 
         return sync_dir(self, Path(local_dir), prefix)
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: no offset or length read from a file may reach this (2**48 bytes, 256 TiB)
+MAX_RANGE = 1 << 48
+
+
+def _check_range(key: str, start: object, length: object) -> None:
+    if start.__class__ is not int or length.__class__ is not int or not 0 <= start < MAX_RANGE or not 0 <= length < MAX_RANGE:  # type: ignore[operator]
+        msg = field_error_message("range", f"offset and length ints in [0, 2**48) for {key!r}", (start, length))
+        raise ConfigValueError(msg, field="range", value=(start, length))
 
 
 def open_storage(uri: str | os.PathLike[str], *, client: Any = None) -> LocalStorage | S3Storage:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._exceptions import CorruptRecordError, field_error_message
+from .._exceptions import CorruptRecordError, DebuggerExtError, field_error_message
 from .._modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
@@ -32,6 +32,8 @@ _FAST_DTYPES = {
     if d not in (DataType.DT_INVALID, DataType.DT_STRING, DataType.DT_BFLOAT16)
 }
 _PACKED_FALLBACKS = {5: "<f4", 6: "<f8", 7: "<i4", 10: "<i8", 11: "?"}
+#: the largest value a record may expand to through TF's "fill" convention (one value, a big shape)
+_MAX_FILL_BYTES = 256 << 20
 
 
 class DecodedTensor(NamedTuple):
@@ -105,10 +107,10 @@ def _tensor(buf: memoryview, start: int, stop: int) -> np.ndarray:
         arr = np.array(vals, dtype=np_dtype) if dtype != int(DataType.DT_BFLOAT16) else np.array(vals, "<u2")
     if dtype == int(DataType.DT_BFLOAT16):
         arr = bf16_bits_to_float32(arr)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     if arr.size == n:
         return arr.reshape(shape)
-    if arr.size == 1 and content is None:  # TF's "fill" convention for repeated *_val
+    if arr.size == 1 and content is None and n * arr.itemsize <= _MAX_FILL_BYTES:  # TF's "fill" convention
         return np.full(shape, arr[0], dtype=arr.dtype)
     msg = f"tensor has {arr.size} elements but its shape {shape} needs {n}"
     raise CorruptRecordError(msg)
@@ -335,9 +337,20 @@ def decode_tensor_record(payload: bytes | memoryview, start: int = 0, end: int |
         mode metadata is GLOBAL with ``mode_step`` = the global step, as in smdebug.
 
     Raises:
-        CorruptRecordError: malformed protobuf or no tensor in the event.
+        CorruptRecordError: malformed protobuf, values that do not fit their dtype or
+            shape, or no tensor in the event.
         UnsupportedDTypeError: the tensor's DataType is unknown.
     """
+    try:
+        return _decode_record(payload, start, end)
+    except DebuggerExtError:
+        raise
+    except (ValueError, OverflowError, TypeError, IndexError, struct.error, MemoryError) as exc:
+        msg = f"malformed tensor record: {type(exc).__name__}: {exc}"
+        raise CorruptRecordError(msg) from None
+
+
+def _decode_record(payload: bytes | memoryview, start: int = 0, end: int | None = None) -> DecodedTensor:
     if end is None:
         end = len(payload)
     if end - start > 2:

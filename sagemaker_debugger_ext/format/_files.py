@@ -1,14 +1,35 @@
-"""Atomic file writes: ``<path>.tmp`` then rename, so readers never see half a file."""
+"""Atomic file writes, the package's one implementation: a temporary name, then a rename.
+
+Readers never see half a file. The temporary name is unique per process, thread and call
+(``.<name>.<pid>.<thread>.<n>.tmp``), so two writers of one path never share it, and it is
+removed when the write fails (a full disk leaves no ``.tmp`` behind).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import itertools
 import os
-from collections.abc import Iterable
+import shutil
+import threading
+from collections.abc import Iterable, Iterator
 
-__all__ = ["Data", "atomic_write"]
+from .._exceptions import DiskFullError
 
-#: what :func:`atomic_write` accepts: one buffer, or chunks written back to back
-Data = bytes | bytearray | memoryview | Iterable[bytes | bytearray | memoryview]
+__all__ = ["Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
+
+#: what :func:`atomic_write` accepts: one buffer, text (UTF-8), or chunks written back to back
+Data = bytes | bytearray | memoryview | str | Iterable[bytes | bytearray | memoryview]
+
+_COUNTER = itertools.count()
+
+
+def temp_name(target: str) -> str:
+    """The temporary path for ``target``: a dot-file in the same folder, unique to this
+    process, thread and call (sync and the reader skip dot-files and ``*.tmp``)."""
+    head, tail = os.path.split(target)
+    return os.path.join(head, f".{tail}.{os.getpid()}.{threading.get_ident() & 0xFFFFFF}.{next(_COUNTER)}.tmp")
 
 
 def atomic_write(
@@ -17,22 +38,102 @@ def atomic_write(
     *,
     new_dir: bool = False,
 ) -> int:
-    """Write ``data`` (bytes or chunks) to ``path`` via ``path.tmp`` + ``os.replace``.
+    """Write ``data`` (bytes, text or chunks) to ``path`` via a temporary file + ``os.replace``.
 
     Parent folders are created. ``new_dir`` says the parent folder is probably new (one
     ``mkdir`` instead of a failed ``open`` first). Returns the number of bytes written.
+    On failure (``OSError``, e.g. ``ENOSPC``) the temporary file is removed and the target
+    is left as it was.
     """
     target = os.fspath(path)
-    fd = _open_for_write(target + ".tmp", new_dir=new_dir)
+    tmp = temp_name(target)
     try:
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            written = _write_all(fd, [data])
-        else:
-            written = _write_all(fd, list(data))
-    finally:
-        os.close(fd)
-    os.replace(target + ".tmp", target)
+        fd = _open_for_write(tmp, new_dir=new_dir)
+    except OSError as exc:
+        raise _disk_full(exc, target) from exc
+    try:
+        try:
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
+            if _LIMIT is not None:
+                _injected_limit(target, chunks)
+            written = _write_all(fd, chunks)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, target) from exc
+        raise
     return written
+
+
+@contextlib.contextmanager
+def atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary path to fill; it replaces ``path`` when the block succeeds and is
+    removed when it fails. Parent folders are created."""
+    target = os.fspath(path)
+    tmp = temp_name(target)
+    try:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        yield tmp
+        if _LIMIT is not None:
+            _injected_limit(target, [b"\0" * os.path.getsize(tmp)])
+        os.replace(tmp, target)
+    except BaseException as exc:
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, target) from exc
+        raise
+
+
+def atomic_copy(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """Copy ``src`` to ``dest`` through a temporary file and a rename (streamed, any size)."""
+    with atomic_target(dest) as tmp:
+        shutil.copyfile(src, tmp)
+
+
+def _discard(tmp: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def _disk_full(exc: OSError, target: str) -> OSError:
+    """``exc`` itself, or a DiskFullError saying where, when the disk is full."""
+    if exc.errno not in _FULL or isinstance(exc, DiskFullError):
+        return exc
+    folder = os.path.dirname(target) or "."
+    try:
+        free = f"{shutil.disk_usage(folder).free} bytes free there"
+    except OSError:
+        free = "free space unknown"
+    msg = f"the disk is full: no space left on device writing {target} ({free})"
+    return DiskFullError(msg, path=target, errno_value=exc.errno or errno.ENOSPC)
+
+
+#: Tests only, where no small tmpfs can be mounted: ``<folder>:<bytes>`` makes writes
+#: under ``folder`` fail with ENOSPC once the files there would exceed ``bytes``.
+_LIMIT_ENV = os.environ.get("SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT", "")
+_LIMIT = (_LIMIT_ENV.rpartition(":")[0], int(_LIMIT_ENV.rpartition(":")[2])) if ":" in _LIMIT_ENV else None
+
+
+def _injected_limit(target: str, chunks: list[bytes | bytearray | memoryview]) -> None:
+    assert _LIMIT is not None
+    folder, limit = _LIMIT
+    if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
+        return
+    used = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(dirpath, name)).st_size
+    if used + sum(memoryview(c).nbytes for c in chunks) > limit:
+        raise OSError(errno.ENOSPC, "No space left on device (injected for a test)", target)
 
 
 def _open_for_write(path: str, *, new_dir: bool = False) -> int:

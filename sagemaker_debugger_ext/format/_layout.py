@@ -28,8 +28,13 @@ INDEX_PREFIX = "index/"
 COLLECTIONS_PREFIX = "collections/"
 END_OF_JOB_FILE = "training_job_end.ts"
 
-_INDEX_RE = re.compile(r"(?:^|/)index/\d{9}/(\d{12})_(.+)\.json$")
-_COLLECTIONS_RE = re.compile(r"(?:^|/)collections/\d{9}/(.+)_collections\.json$")
+_INDEX_RE = re.compile(r"(?:^|/)index/(\d{9})/(\d{12})_([^/]+)\.json$")
+_COLLECTIONS_RE = re.compile(r"(?:^|/)collections/\d{9}/([^/]+)_collections\.json$")
+
+
+def valid_name(name: object) -> bool:
+    """Whether ``name`` is a worker/step name the writer accepts (see :func:`check_name`)."""
+    return isinstance(name, str) and bool(name) and name not in {".", ".."} and not any(c in name for c in "/\\\0")
 
 
 def check_name(field: str, name: str) -> str:
@@ -38,7 +43,7 @@ def check_name(field: str, name: str) -> str:
     Worker names, step folder names and collection file names must not contain ``/``,
     ``\\`` or NUL, and must not be empty, ``.`` or ``..``.
     """
-    if not isinstance(name, str) or not name or name in {".", ".."} or any(c in name for c in "/\\\0"):
+    if not valid_name(name):
         msg = field_error_message(field, "a non-empty name without '/', '\\\\', NUL, '.' or '..'", name)
         raise PathEscapeError(msg, name=str(name))
     return name
@@ -96,14 +101,21 @@ def collections_key(worker: str) -> str:
 
 
 def parse_index_key(key: str) -> tuple[int, str] | None:
-    """Return ``(step, worker)`` of an index key, or None if ``key`` is not one."""
+    """Return ``(step, worker)`` of an index key, or None if ``key`` is not one.
+
+    Only the writer's own names count: the folder must be ``step // 1000`` and the worker
+    a name :func:`check_name` accepts, so a stray file cannot pose as another step's index.
+    """
     m = _INDEX_RE.search(key)
     if m is None:
         return None
-    return int(m.group(1)), m.group(2)
+    step, worker = int(m.group(2)), m.group(3)
+    if int(m.group(1)) != step // 1000 or not valid_name(worker):
+        return None
+    return step, worker
 
 
 def parse_collections_key(key: str) -> str | None:
     """Return the worker name of a collections key, or None if ``key`` is not one."""
     m = _COLLECTIONS_RE.search(key)
-    return m.group(1) if m else None
+    return m.group(1) if m and valid_name(m.group(1)) else None

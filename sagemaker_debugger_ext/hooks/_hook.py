@@ -28,6 +28,7 @@ from ._collections import (
     CollectionKeys,
     CollectionManager,
 )
+from ._claim import WorkerClaim, claim_worker
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
 from ._guard import NeverCrashGuard
@@ -230,8 +231,12 @@ class BaseHook(NeverCrashGuard):
         self._step_started = now
         self._step_open = True
 
+    _claim: WorkerClaim | None = None  # one writer per (out_dir, worker), taken at the first write
+
     def _output_for_step(self) -> StepOutput:
         if self._output is None:
+            if self._claim is None:
+                self._claim = claim_worker(self.out_dir, self.worker)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
                                       mode_step=self._step_mode_step, tensorboard=self._tb)  # fmt: skip
         return self._output
@@ -378,6 +383,8 @@ class BaseHook(NeverCrashGuard):
             self._tb.close()
         if self._metrics is not None:
             self._metrics.close()
+        if self._claim is not None:
+            self._claim.release()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._modes import ModeKeys
-from .._reductions import compute_reduction
+from .._reductions import compute_reduction, reductions_apply
 from ..format import BackgroundWriter, StepWriter
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
@@ -75,8 +75,6 @@ class StepOutput:
 
     def write_tensor(self, name: str, array: np.ndarray, dtype: str | None, colls: Sequence[Collection]) -> None:
         """Write what the collections ``colls`` ask for ``name``: reductions, raw, shape, TB output."""
-        if array.size == 0:
-            return
         values = array if dtype is None else float_view(array, dtype)
         done: set[tuple[str, bool]] = set()
         raw = shape = False
@@ -87,8 +85,8 @@ class StepOutput:
                 continue
             raw = raw or cfg.save_raw_tensor
             shape = shape or cfg.save_shape
-            if coll.name in SCALAR_COLLECTIONS:
-                continue
+            if coll.name in SCALAR_COLLECTIONS or not reductions_apply(values.dtype):
+                continue  # strings: no reduction applies (see _reductions)
             for op, is_abs in cfg.all_reductions:
                 if (op, is_abs) in done:
                     continue

@@ -6,6 +6,7 @@ use it directly; :class:`~sagemaker_debugger_ext.local.LocalSession` plugs it in
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import subprocess
@@ -176,7 +177,8 @@ class LocalTrainingClient:
                     TrainingEndTime=now,
                     LastModifiedTime=now,
                 )
-                atomic_write_json(paths.state, state)
+                with contextlib.suppress(OSError):  # best effort: reading never requires writing (a full disk)
+                    atomic_write_json(paths.state, state)
         return state
 
     def describe_training_job(self, TrainingJobName: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ local job.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ from ._profiler_updates import UPDATES_FILE
 __all__ = ["EventDispatcher", "HANDLERS_LOG"]
 
 HANDLERS_LOG = "handlers.log"
+_LOG = logging.getLogger(__name__)
 # Run as a plain script, not ``-m``: a handler process then imports only the standard library
 # and what the handler itself imports (starting it takes milliseconds, not the package's import).
 _HOST_SCRIPT = str(Path(_handler_host.__file__).resolve())
@@ -116,11 +118,14 @@ class EventDispatcher:
                 return
             self._last = signature
             event = job_event(description, region=self.region)
-            with open(self.paths.root / EVENTS_FILE, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(event, sort_keys=True) + "\n")
-            for spec in self.specs:
-                if spec.wants(event):
-                    self._start(spec, event)
+            try:
+                with open(self.paths.root / EVENTS_FILE, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(event, sort_keys=True) + "\n")
+                for spec in self.specs:
+                    if spec.wants(event):
+                        self._start(spec, event)
+            except OSError as exc:  # e.g. a full disk: events never decide the job's outcome
+                _LOG.warning("event of job %s not recorded or delivered: %s", self.paths.root.name, exc)
             if self.bus:
                 self._put_event(event)
         self.poll()

@@ -6,9 +6,10 @@ import tarfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+from .._exceptions import LocalJobInputError
 from ._job_spec import JobSpec, local_path_of
 
-__all__ = ["fetch_channels", "fetch_code"]
+__all__ = ["extract_bundle", "fetch_channels", "fetch_code"]
 
 
 def _download_prefix(uri: str, dest: Path) -> Path:
@@ -47,10 +48,30 @@ def fetch_code(spec: JobSpec, job_root: Path) -> Path:
 
     tar_path = job_root / "sourcedir.tar.gz"
     tar_path.write_bytes(open_storage(parent).read(name))
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tar_path) as tar:
-        tar.extractall(dest, filter="data")
+    extract_bundle(tar_path, dest, source=spec.submit_dir)
     return dest
+
+
+def extract_bundle(tar_path: Path, dest: Path, *, source: str) -> None:
+    """Unpack the source bundle ``tar_path`` (downloaded from ``source``) into ``dest``.
+
+    Python's ``data`` filter refuses members that are absolute, contain ``..``, or are
+    links pointing outside ``dest`` (and device files).
+
+    Raises:
+        LocalJobInputError: a refused member (named, with the archive), or not a tar archive.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(dest, filter="data")
+    except tarfile.FilterError as exc:
+        member = exc.tarinfo.name if exc.tarinfo is not None else "?"
+        msg = f"source bundle {source} holds member {member!r} that may not be unpacked: {exc}"
+        raise LocalJobInputError(msg) from None
+    except tarfile.TarError as exc:
+        msg = f"source bundle {source} is not a readable tar.gz archive: {exc}"
+        raise LocalJobInputError(msg) from None
 
 
 def fetch_channels(spec: JobSpec, job_root: Path) -> dict[str, Path]:

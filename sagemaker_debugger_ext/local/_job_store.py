@@ -34,6 +34,7 @@ from .._exceptions import (
     LocalJobInputError,
     field_error_message,
 )
+from ..format._files import atomic_write
 
 __all__ = ["HOME_ENV", "LAUNCH_FILE", "JobPaths", "JobStore", "atomic_write_json", "read_json", "validate_job_name", "validate_rule_name"]
 
@@ -63,10 +64,7 @@ def validate_rule_name(name: object) -> str:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True, indent=1, default=str))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, sort_keys=True, indent=1, default=str))
 
 
 def read_json(path: Path) -> Any:

@@ -8,6 +8,7 @@ writer of ``state.json`` once started.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -18,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
-from .._exceptions import StorageError
+from .._exceptions import DiskFullError, StorageError
+from ..format._files import atomic_write
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._event_dispatch import EventDispatcher
+from ._disk import DiskReserve, disk_full_reason
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
@@ -39,11 +42,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+_LOG = logging.getLogger(__name__)
+
+
 def _touch_atomic(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(b"")
-    os.replace(tmp, path)
+    atomic_write(path, b"")
 
 
 class _SyncThread(threading.Thread):
@@ -92,6 +95,7 @@ class Supervisor:
         self._spec: JobSpec | None = None
         self._signalled = threading.Event()
         self.events = EventDispatcher(paths, self.launch, environ)
+        self._reserve = DiskReserve(paths.root / ".disk-reserve")
 
     # --- state --------------------------------------------------------------------------
     def write(self, **updates: Any) -> None:
@@ -105,7 +109,15 @@ class Supervisor:
             pids["monitor"] = self.monitor.pid
         self.state["Pids"] = pids
         self.state["LastModifiedTime"] = time.time()
-        atomic_write_json(self.paths.state, self.state)
+        try:
+            atomic_write_json(self.paths.state, self.state)
+        except DiskFullError as exc:
+            # the job folder's disk is full: give back the reserve and try once more; else
+            # keep the state in memory (the final state is written with the reserve's room)
+            if not self._reserve.release():
+                _LOG.warning("job state not saved: %s", exc)
+                return
+            atomic_write_json(self.paths.state, self.state)
         self.events.observe_state(self.state, self.request)
 
     def transition(self, status: str, message: str, **updates: Any) -> None:
@@ -308,6 +320,7 @@ class Supervisor:
             signal.signal(signal.SIGTERM, lambda *_: self._signalled.set())
             signal.signal(signal.SIGINT, lambda *_: self._signalled.set())
         self.paths.supervisor_pid.write_text(str(os.getpid()))
+        self._reserve.take()
         failure: str | None = None
         sync_thread: _SyncThread | None = None
         try:
@@ -360,15 +373,31 @@ class Supervisor:
                     f"ClientError: uploading artifacts to {spec.output_path} failed: {exc}; "
                     f"the local copy is kept in {self.paths.artifacts_dir}"
                 )
+        except DiskFullError as exc:
+            failure = f"ClientError: {exc}"
+            self._kill_everything()
         except Exception as exc:  # noqa: BLE001 - the supervisor's process boundary: record the failure, clean up
             failure = f"InternalServerError: local platform error: {type(exc).__name__}: {exc}"
             self._kill_everything()
         finally:
             if sync_thread is not None:
                 sync_thread.halt.set()
-        self._finalise(failure)
+        if failure is not None:
+            failure = disk_full_reason(failure, [self.paths.root, *self._output_folders()])
+        try:
+            self._finalise(failure)
+        finally:
+            self._reserve.release()
         self.events.close()
         return 0
+
+    def _output_folders(self) -> list[Path]:
+        out: list[Path] = []
+        spec = self._spec
+        for uri in (getattr(spec, "output_path", None), self.state.get("OutputPath")):
+            if isinstance(uri, str) and uri.startswith(("file://", "/")):
+                out.append(Path(uri.removeprefix("file://")))
+        return out
 
     def _kill_everything(self) -> None:
         children = list(self.training) + [r.process for r in self.rules if r.process is not None]

@@ -9,7 +9,6 @@ smdebug's test shape (``{"ProfilingParameters": {"ProfilerEnabled": true, ...}}`
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import attrs
 
 from .._container_env import ContainerPaths
 from .._exceptions import ProfilerError, field_error_message
+from ..format._files import atomic_write
 
 __all__ = [
     "DEFAULT_CLOSE_INTERVAL_S",
@@ -165,8 +165,5 @@ def update_profiler_config_file(path: str | Path, update: Mapping[str, Any]) -> 
     if params or "ProfilingParameters" in current:
         params["ProfilerEnabled"] = not _to_bool(new.get("DisableProfiler", False))
         new["ProfilingParameters"] = params
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(new, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write(target, json.dumps(new, indent=2, sort_keys=True))
     return new

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._container_env import TRAINING_END_MARKER
 from .._exceptions import PathEscapeError
+from ..format._files import atomic_write
 
 __all__ = ["RemoteMirror"]
 
@@ -40,10 +41,7 @@ class RemoteMirror:
             msg = f"refusing remote key {key!r}: it does not look like a profiler metrics file"
             raise PathEscapeError(msg, name=key, root=str(self.cache))
         target = self.cache / key
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".part")
-        tmp.write_bytes(self.storage.read(key))
-        tmp.replace(target)
+        atomic_write(target, self.storage.read(key))
 
     def refresh(self) -> int:
         """Copy new files (and re-copy each host's newest system file); returns files copied."""

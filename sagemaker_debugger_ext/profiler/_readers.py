@@ -62,7 +62,7 @@ class SystemMetricsReader:
                     continue
                 try:
                     added.append(SystemEvent.from_json(json.loads(line)))
-                except (ValueError, KeyError, TypeError):
+                except _MALFORMED:
                     self.bad_lines += 1
             self._offsets[path] = offset + end + 1
         if added:
@@ -99,31 +99,47 @@ class SystemMetricsReader:
         return int(self._times[-1] * 1_000_000) if self._times else None
 
 
+#: what a malformed JSON value raises on conversion; such lines/events are skipped and counted
+_MALFORMED = (ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError)
+
+
+def _int(value: object) -> int | None:
+    """``value`` as an int (ints and numeric strings; bools, floats' NaN/inf and others: None)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value)  # type: ignore[call-overload, no-any-return]
+    except _MALFORMED:
+        return None
+
+
 def _parse_timeline(data: Any, node_id: str) -> list[FrameworkEvent]:
+    """The complete events of a timeline file; events with fields of the wrong type are skipped."""
     if not isinstance(data, list):
         return []
     base = 0
     tracks: dict[int, str] = {}
     for obj in data:
         if isinstance(obj, dict) and obj.get("ph") == "M" and obj.get("name") == "process_name":
-            args = obj.get("args") or {}
+            args = obj.get("args")
+            if not isinstance(args, dict):
+                continue
             if "start_time_since_epoch_in_micros" in args:
-                base = int(args["start_time_since_epoch_in_micros"])
-            elif "name" in args:
-                tracks[int(obj.get("pid", 0))] = str(args["name"])
+                base = _int(args["start_time_since_epoch_in_micros"]) or 0
+            elif "name" in args and _int(obj.get("pid", 0)) is not None:
+                tracks[_int(obj.get("pid", 0)) or 0] = str(args["name"])
     out = []
     for obj in data:
         if not isinstance(obj, dict) or obj.get("ph") != "X":
             continue
-        try:
-            start = base + int(obj["ts"])
-            dur = int(obj.get("dur", 0))
-        except (KeyError, TypeError, ValueError):
+        ts, dur, pid, args = _int(obj.get("ts")), _int(obj.get("dur", 0)), _int(obj.get("pid", 0)), obj.get("args")
+        if ts is None or dur is None or pid is None or not isinstance(args, dict | None):
             continue
+        start = base + ts
         name = str(obj.get("name", ""))
         out.append(FrameworkEvent(
-            name=name, phase=tracks.get(int(obj.get("pid", 0)), name), start_us=start, end_us=start + dur,
-            node_id=node_id, args=dict(obj.get("args") or {}),
+            name=name, phase=tracks.get(pid, name), start_us=start, end_us=start + dur,
+            node_id=node_id, args=dict(args or {}),
         ))
     return out
 
@@ -154,7 +170,7 @@ class FrameworkMetricsReader:
                     continue
                 try:
                     data = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
+                except (OSError, ValueError, RecursionError):
                     self.bad_files += 1
                     self._seen.add(path)
                     continue

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import base64
 import html
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..format._files import atomic_write
 from ._trial import ProfilerTrial
 
 __all__ = ["REPORT_FILE", "render_profiler_report"]
@@ -130,7 +130,5 @@ def render_profiler_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / REPORT_FILE
-    tmp = out / f".{REPORT_FILE}.{os.getpid()}.tmp"
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write(target, "\n".join(parts))
     return target

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleParameterError, field_error_message
+from ..format._files import atomic_write
 
 __all__ = ["SNS_TOPIC_NAME", "ActionSpec", "Actions", "parse_action_json"]
 
@@ -98,10 +99,7 @@ def parse_action_json(text: str | None) -> tuple[ActionSpec, ...]:
 
 
 def _atomic_write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True))
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, sort_keys=True))
 
 
 class Actions:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..format._files import atomic_write
 from ._result import EvaluationStatus, Finding
 
 __all__ = ["REPORT_JSON", "REPORT_MD", "write_report"]
@@ -18,9 +19,7 @@ _MAX_ROWS = 50
 
 
 def _atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, text)
 
 
 def _cell(value: Any) -> str:

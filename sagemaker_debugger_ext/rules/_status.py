@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from ..format._files import atomic_write
 from ._result import EvaluationStatus
 
 __all__ = ["MAX_DETAILS", "write_status"]
@@ -21,6 +22,4 @@ def write_status(path: str | os.PathLike[str], status: EvaluationStatus, details
     if len(details) > MAX_DETAILS:
         details = details[: MAX_DETAILS - 3] + "..."
     data = {"RuleEvaluationStatus": status.value, "StatusDetails": details, "LastModifiedTime": time.time()}
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, target)
+    atomic_write(target, json.dumps(data))

@@ -87,37 +87,63 @@ class Collection:
         }
 
 
+def _fail(key: str, what: str) -> IndexReaderException:
+    return IndexReaderException(f"collections file {key!r} is malformed: {what}")
+
+
+def _strings(key: str, cname: str, field: str, value: object) -> tuple[str, ...]:
+    """A list of strings (a single string is taken as a one-item list, as smdebug does)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(key, f"collection {cname!r}: {field!r} must be a list of strings (got {value!r:.200})")
+    return tuple(value)
+
+
+def _optional_dict(key: str, cname: str, field: str, value: object) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise _fail(key, f"collection {cname!r}: {field!r} must be an object or null (got {value!r:.200})")
+    return value
+
+
 def parse_collections_file(data: bytes, key: str) -> tuple[dict[str, Collection], int]:
     """Parse a collections JSON; return ``({name: Collection}, num_workers)``.
 
+    Every field is type-checked (reference §2.9): ``include_regex`` and ``tensor_names``
+    lists of strings, ``reduction_config``/``save_config`` objects or null,
+    ``save_histogram`` a bool, ``_meta.num_workers`` an int >= 1.
+
     Raises:
-        IndexReaderException: not JSON or not the documented shape.
+        IndexReaderException: not JSON or not the documented shape; names the file and field.
     """
     try:
         doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        msg = f"collections file {key!r} is not valid JSON ({exc})"
-        raise IndexReaderException(msg) from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise _fail(key, f"not valid JSON ({exc})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("collections", {}), dict):
-        msg = f"collections file {key!r}: 'collections' must be an object"
-        raise IndexReaderException(msg)
+        raise _fail(key, "'collections' must be an object")
     meta = doc.get("_meta") or {}
     num_workers = meta.get("num_workers", 1) if isinstance(meta, dict) else 1
-    if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
-        msg = f"collections file {key!r}: '_meta.num_workers' must be an int >= 1 (got {num_workers!r})"
-        raise IndexReaderException(msg)
+    if num_workers.__class__ is not int or not 1 <= num_workers <= 1 << 20:
+        raise _fail(key, f"'_meta.num_workers' must be an int in [1, 2**20] (got {num_workers!r:.200})")
     out: dict[str, Collection] = {}
     for name, body in doc.get("collections", {}).items():
         if not isinstance(body, dict):
-            msg = f"collections file {key!r}: collection {name!r} must be an object"
-            raise IndexReaderException(msg)
-        regex = body.get("include_regex") or []
+            raise _fail(key, f"collection {name!r} must be an object")
+        cname = body.get("name", name)
+        if not isinstance(cname, str):
+            raise _fail(key, f"collection {name!r}: 'name' must be a string (got {cname!r:.200})")
+        histogram = body.get("save_histogram", True)
+        if not isinstance(histogram, bool):
+            raise _fail(key, f"collection {name!r}: 'save_histogram' must be a bool (got {histogram!r:.200})")
         out[name] = Collection(
-            name=str(body.get("name", name)),
-            include_regex=tuple(str(r) for r in (regex if isinstance(regex, list) else [regex])),
-            tensor_names=frozenset(str(t) for t in body.get("tensor_names") or ()),
-            reduction_config=body.get("reduction_config"),
-            save_config=body.get("save_config"),
-            save_histogram=bool(body.get("save_histogram", True)),
+            name=cname,
+            include_regex=_strings(key, name, "include_regex", body.get("include_regex")),
+            tensor_names=frozenset(_strings(key, name, "tensor_names", body.get("tensor_names"))),
+            reduction_config=_optional_dict(key, name, "reduction_config", body.get("reduction_config")),
+            save_config=_optional_dict(key, name, "save_config", body.get("save_config")),
+            save_histogram=histogram,
         )
     return out, num_workers

@@ -50,6 +50,7 @@ class RecordFetcher:
         self._last_key: str | None = None
         self._last_data: bytes | None = None
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
+        self._sizes: dict[str, int] = {}  # real size of each event file, where asked
 
     def note_extent(self, key: str, end: int) -> None:
         """Record that event file ``key`` is at least ``end`` bytes long (from the index)."""
@@ -76,6 +77,30 @@ class RecordFetcher:
             old_key, old = self._cache.popitem(last=False)
             self._cached -= len(old)
             self._evicted.add(old_key)
+        return data
+
+    def _size(self, key: str) -> int:
+        """The real size of event file ``key`` (asked once per file)."""
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = int(self._storage.size(key))  # type: ignore[attr-defined]
+        return size
+
+    def _past_end(self, loc: Location, size: int) -> TruncatedRecordError:
+        key, offset, length = loc
+        path = f"{self._storage.uri.rstrip('/')}/{key}"
+        msg = (f"{path} is truncated: the index entry at offset {offset} with length {length} reaches past "
+               f"the end of the event file ({size} bytes)")  # fmt: skip
+        return TruncatedRecordError(msg, path=path, offset=offset)
+
+    def _ranged(self, loc: Location) -> bytes:
+        """Read one record with a ranged read; a length beyond the file is refused first."""
+        key, offset, length = loc
+        if length > _WHOLE_FILE_LIMIT and offset + length > self._size(key):
+            raise self._past_end(loc, self._size(key))
+        data = self._storage.read_range(key, offset, length)
+        if len(data) != length:
+            raise self._past_end(loc, offset + len(data))
         return data
 
     def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
@@ -139,15 +164,25 @@ class RecordFetcher:
             key, pos, length = loc
             data = self._last_data if key == self._last_key else self._file_bytes(key)
             if data is not None:
+                if pos + length > len(data):
+                    raise self._past_end(loc, len(data))
                 plen = self._headers.get(data[pos : pos + 12])  # _decode's fast path, inlined
                 if plen is not None and plen + 16 == length and data.startswith(_MAGIC, pos + 12 + plen):
                     return self._value(data, pos + 12, pos + 12 + plen)
                 return self._decode(loc, data, pos)
-        return self._decode(loc, self._storage.read_range(*loc), 0)
+        return self._decode(loc, self._ranged(loc), 0)
 
     def fetch_many(self, locs: Sequence[Location]) -> list[np.ndarray]:
         """Return the values at ``locs`` (ranged reads in parallel on remote stores)."""
         if self._local:
             return [self.fetch(loc) for loc in locs]
+        for loc in locs:
+            if loc[2] > _WHOLE_FILE_LIMIT and loc[1] + loc[2] > self._size(loc[0]):
+                raise self._past_end(loc, self._size(loc[0]))
         chunks = read_many(self._storage, list(locs))
-        return [self._decode(loc, data, 0) for loc, data in zip(locs, chunks)]
+        out = []
+        for loc, data in zip(locs, chunks):
+            if len(data) != loc[2]:
+                raise self._past_end(loc, loc[1] + len(data))
+            out.append(self._decode(loc, data, 0))
+        return out

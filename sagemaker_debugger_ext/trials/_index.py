@@ -7,8 +7,9 @@ from typing import Any, NamedTuple
 
 from .._modes import ModeKeys
 from ..exceptions import IndexReaderException
+from ..format._layout import event_key as event_file_key
 
-__all__ = ["REDUCTIONS_PREFIX", "IndexEntry", "IndexFile", "parse_index", "split_reduction_name"]
+__all__ = ["MAX_EXTENT", "REDUCTIONS_PREFIX", "IndexEntry", "IndexFile", "parse_index", "split_reduction_name"]
 
 REDUCTIONS_PREFIX = "smdebug/reductions/"
 
@@ -33,59 +34,98 @@ class IndexFile(NamedTuple):
     shapes: list[tuple[str, tuple[int, ...]]]
 
 
+#: Ceiling for offsets and lengths read from an index (the real file size is checked at read time).
+MAX_EXTENT = 1 << 48
+
+
+def _is_int(value: object, low: int, high: int = MAX_EXTENT) -> bool:
+    return value.__class__ is int and low <= value < high  # type: ignore[operator]
+
+
 def _entry_ok(name: object, start: object, length: object) -> bool:
-    return isinstance(name, str) and isinstance(start, int) and isinstance(length, int) and start >= 0 and length >= 16
+    return name.__class__ is str and bool(name) and _is_int(start, 0) and _is_int(length, 16)
 
 
 def _fail(key: str, what: str) -> IndexReaderException:
     return IndexReaderException(f"index file {key!r} is malformed: {what}")
 
 
+def _short(item: object) -> str:
+    text = repr(item)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _list_field(doc: dict[str, Any], field: str, key: str) -> list[Any]:
+    value = doc.get(field)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(key, f"{field!r} must be a list (got {type(value).__name__})")
+    return value
+
+
 def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
     """Parse the bytes of index file ``key`` (of ``step``/``worker``, from its name).
 
+    Every field is type-checked; offsets and lengths must be non-negative ints below
+    :data:`MAX_EXTENT` (the reader checks them against the event file's real size before
+    reading). ``meta.event_file_name`` must name this step's and worker's event file
+    (``events/<step>/<step>_<worker>.tfevents``), so a stray index never points at another
+    step's records. ``shape_payload`` entries without ``shape`` (older smdebug writers) are
+    accepted and ignored.
+
     Raises:
-        IndexReaderException: not JSON, or a field is missing or has the wrong type.
+        IndexReaderException: not JSON, or a field is missing, has the wrong type, or
+            points outside this step's event file; the message names the file and entry.
     """
     try:
         doc: Any = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise _fail(key, f"not valid JSON ({exc})") from None
     if not isinstance(doc, dict):
         raise _fail(key, f"'index' must be a JSON object (got {type(doc).__name__})")
     meta = doc.get("meta")
     if not isinstance(meta, dict) or not meta:
-        raise _fail(key, f"'meta' must be a non-empty object (got {meta!r})")
+        raise _fail(key, f"'meta' must be a non-empty object (got {_short(meta)})")
     if "tensor_payload" not in doc and "shape_payload" not in doc:
         raise _fail(key, "'tensor_payload' or 'shape_payload' must be present")
-    try:
-        mode = ModeKeys[meta["mode"]]
-    except (KeyError, TypeError):
-        raise _fail(key, f"'meta.mode' must be one of TRAIN, EVAL, PREDICT, GLOBAL (got {meta.get('mode')!r})") from None
+    mode_name = meta.get("mode")
+    mode = ModeKeys.__members__.get(mode_name) if isinstance(mode_name, str) else None
+    if mode is None:
+        raise _fail(key, f"'meta.mode' must be one of TRAIN, EVAL, PREDICT, GLOBAL (got {_short(mode_name)})")
     mode_step = meta.get("mode_step")
-    if isinstance(mode_step, bool) or not isinstance(mode_step, int) or mode_step < 0:
-        raise _fail(key, f"'meta.mode_step' must be a non-negative int (got {mode_step!r})")
+    if not _is_int(mode_step, 0, 1 << 63):
+        raise _fail(key, f"'meta.mode_step' must be a non-negative int (got {_short(mode_step)})")
     event_key = meta.get("event_file_name")
     tensors: list[tuple[str, int, int]] = []
     append = tensors.append
-    for item in doc.get("tensor_payload") or ():
+    for item in _list_field(doc, "tensor_payload", key):
         try:
             name, start, length = item["tensorname"], item["start_idx"], item["length"]
-        except (KeyError, TypeError):
-            raise _fail(key, f"'tensor_payload' entries need tensorname, start_idx, length (got {item!r})") from None
-        # exact-type test first (what JSON gives); the isinstance test keeps subclasses (bool) as before
+        except (KeyError, TypeError, IndexError):
+            raise _fail(key, f"'tensor_payload' entries need tensorname, start_idx, length (got {_short(item)})") from None
+        # exact-type test first (what JSON gives): bools and floats are refused
         if (name.__class__ is not str or start.__class__ is not int or length.__class__ is not int
-                or start < 0 or length < 16) and not _entry_ok(name, start, length):  # fmt: skip
-            raise _fail(key, f"bad 'tensor_payload' entry {item!r}")
+                or not 0 <= start < MAX_EXTENT or not 16 <= length < MAX_EXTENT
+                or not name) and not _entry_ok(name, start, length):  # fmt: skip
+            raise _fail(key, f"bad 'tensor_payload' entry {_short(item)} (tensorname: a non-empty string, "
+                             f"start_idx: an int in [0, 2**48), length: an int in [16, 2**48))")  # fmt: skip
         append((name, start, length))
-    if tensors and not isinstance(event_key, str):
-        raise _fail(key, f"'meta.event_file_name' must be a string (got {event_key!r})")
+    if tensors:
+        expected = event_file_key(step, worker)
+        if event_key != expected:
+            raise _fail(key, f"'meta.event_file_name' must be {expected!r}, this index's own event file "
+                             f"(got {_short(event_key)})")  # fmt: skip
     shapes: list[tuple[str, tuple[int, ...]]] = []
-    for item in doc.get("shape_payload") or ():
-        try:
-            shapes.append((str(item["tensorname"]), tuple(int(d) for d in item["shape"])))
-        except (KeyError, TypeError, ValueError):
-            raise _fail(key, f"bad 'shape_payload' entry {item!r}") from None
+    for item in _list_field(doc, "shape_payload", key):
+        if not isinstance(item, dict) or not isinstance(item.get("tensorname"), str):
+            raise _fail(key, f"bad 'shape_payload' entry {_short(item)} (an object with a string 'tensorname')")
+        shape = item.get("shape")
+        if shape is None:
+            continue  # older smdebug writers: no shape recorded
+        if not isinstance(shape, list) or not all(_is_int(d, 0) for d in shape):
+            raise _fail(key, f"bad 'shape_payload' entry {_short(item)} ('shape': a list of non-negative ints)")
+        shapes.append((item["tensorname"], tuple(shape)))
     return IndexFile(step, worker, mode, mode_step, event_key if tensors else None, tensors, shapes)
 
 

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from operator import itemgetter
 
 from .._exceptions import StorageNotFoundError
-from ..exceptions import MissingCollectionFiles
+from .._modes import ModeKeys
+from ..exceptions import IndexReaderException, MissingCollectionFiles
 from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
@@ -18,6 +20,8 @@ from ._index import REDUCTIONS_PREFIX, IndexFile, parse_index, split_reduction_n
 from ._tensor import _LOC, _REDS, _SHAPE, StepData, TensorSteps
 
 __all__ = ["TrialLoader"]
+
+_LOG = logging.getLogger("sagemaker_debugger_ext.trials")
 
 
 class TrialLoader:
@@ -116,6 +120,10 @@ class TrialLoader:
                 continue
             parsed = parse_index_key(key)
             if parsed is None:
+                self._seen_index.add(key)
+                if key.endswith(".json"):
+                    _LOG.warning("ignoring %s/%s: not an index file name the writer produces "
+                                 "(index/<step//1000:09d>/<step:012d>_<worker>.json)", self.path.rstrip("/"), key)
                 continue
             step, worker = parsed
             if self.range_steps is not None and not self.range_steps[0] <= step < self.range_steps[1]:
@@ -125,7 +133,7 @@ class TrialLoader:
         if new:
             blobs = read_many(self._storage, [k for k, _, _ in new])
             for (key, step, worker), data in zip(new, blobs):
-                self._add_index(parse_index(data, key, step, worker))
+                self._add_index(parse_index(data, key, step, worker), key)
                 self._seen_index.add(key)
             self._update_last_complete(s for _, s, _ in new)
         if ended:
@@ -139,7 +147,24 @@ class TrialLoader:
 
     maybe_refresh = _maybe_refresh
 
-    def _add_index(self, idx: IndexFile) -> None:
+    def _check_steps(self, idx: IndexFile, key: str) -> None:
+        """Refuse an index whose (mode, mode_step) contradicts another index file's."""
+        sources = self.__dict__.setdefault("_step_sources", {})
+        mode, mode_step, step = int(idx.mode), idx.mode_step, idx.step
+        known = self._global_to_mode.get(step)
+        if known is not None and known != (mode, mode_step):
+            msg = (f"index files {sources.get(step)!r} and {key!r} of {self.path} disagree about global step "
+                   f"{step}: ({ModeKeys(known[0]).name}, {known[1]}) vs ({idx.mode.name}, {mode_step})")  # fmt: skip
+            raise IndexReaderException(msg)
+        other = self._mode_to_global.get(mode, {}).get(mode_step) if mode != 4 else None
+        if other is not None and other != step:
+            msg = (f"index files {sources.get(other)!r} and {key!r} of {self.path} both claim "
+                   f"{idx.mode.name} step {mode_step} (global steps {other} and {step})")  # fmt: skip
+            raise IndexReaderException(msg)
+        sources.setdefault(step, key)
+
+    def _add_index(self, idx: IndexFile, key: str = "") -> None:
+        self._check_steps(idx, key)
         mode, mode_step, step, worker = int(idx.mode), idx.mode_step, idx.step, idx.worker
         names = self._step_tensors.setdefault(step, set())
         mode_names = self._mode_tensors.setdefault(mode, set())

@@ -186,7 +186,11 @@ class Tensor:
     ) -> np.ndarray | np.generic:
         """A reduction at ``step_num``: the stored one, else computed from the saved value.
 
-        Computed norms use the flattened tensor (see :mod:`._reductions`).
+        Computed norms use the flattened tensor (see :mod:`._reductions`). A zero-length
+        tensor's min/max/mean/std/variance are NaN, its sum/l1/l2 0 and prod 1.
+
+        Raises:
+            ReductionNotApplicableError: the tensor holds strings.
         """
         op = normalize_reduction_name(reduction_name)
         data = self._step_data(step_num, mode, worker)
@@ -194,7 +198,8 @@ class Tensor:
             return self._trial._fetcher.fetch(data[_REDS][(op, bool(abs))])
         if data[_LOC] is None:
             raise TensorUnavailableForStep(reduction_name, step_num, mode)
-        return compute_reduction(op, self._trial._fetcher.fetch(data[_LOC]), is_abs=bool(abs))
+        value = self._trial._fetcher.fetch(data[_LOC])
+        return compute_reduction(op, value, is_abs=bool(abs), name=f"{self.name!r} at step {step_num}")
 
     def reduction_values(
         self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None

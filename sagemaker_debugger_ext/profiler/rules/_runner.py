@@ -9,13 +9,13 @@ exists, the rest of the data is evaluated and the rule finishes.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...format._files import atomic_write
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule, Window
 
@@ -40,10 +40,7 @@ class StatusFile:
                      "LastModifiedTime": time.time()}
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.last), encoding="utf-8")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(self.last))
 
 
 class RuleOutcome:

@@ -21,6 +21,7 @@ parser.add_argument("--nan-step", type=int, default=-1)
 parser.add_argument("--fail-at", type=int, default=-1)
 parser.add_argument("--step-seconds", type=float, default=0.0)
 parser.add_argument("--marker", default="")
+parser.add_argument("--tensor-kb", type=int, default=0, help="also write a tensor of this many KiB per step")
 parser.add_argument("--expect-channel-file", default="", help="CHANNEL/FILE that must exist in SM_CHANNEL_<CHANNEL>")
 args, unknown = parser.parse_known_args()
 
@@ -50,6 +51,8 @@ for step in range(args.steps):
     if root:
         with StepWriter(root, global_step=step, worker=worker, mode=ModeKeys.TRAIN, mode_step=step) as w:
             w.write_tensor("loss", np.array([value], dtype=np.float32))
+            if args.tensor_kb:
+                w.write_tensor("big", np.full(args.tensor_kb * 256, step, dtype=np.float32))
     print(f"step {step} loss {value}", flush=True)
     if step == args.fail_at:
         raise ValueError(f"boom at step {step}")
