@@ -12,7 +12,7 @@ import contextlib
 import shutil
 from pathlib import Path
 
-__all__ = ["RESERVE_BYTES", "DiskReserve", "disk_full_reason"]
+__all__ = ["RESERVE_BYTES", "DiskReserve", "disk_full_reason", "local_output_folders"]
 
 RESERVE_BYTES = 256 << 10
 _LOW_BYTES = 64 << 10
@@ -64,3 +64,8 @@ def disk_full_reason(failure: str, folders: list[Path]) -> str:
     if any(sign in failure for sign in _SIGNS):
         return f"ClientError: the disk is full (no space left on device); {failure}"
     return failure
+
+
+def local_output_folders(*uris: object) -> list[Path]:
+    """The local folders among output ``uris`` (``file://`` URIs and absolute paths)."""
+    return [Path(u.removeprefix("file://")) for u in uris if isinstance(u, str) and u.startswith(("file://", "/"))]

@@ -24,14 +24,14 @@ from ..format._files import atomic_write
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._event_dispatch import EventDispatcher
-from ._disk import DiskReserve, disk_full_reason
+from ._disk import DiskReserve, disk_full_reason, local_output_folders
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
 from ._runner import ChildProcess, failure_reason, terminate_all
-from ._sync import Syncer, SyncTarget, pack_folder
+from ._sync import Syncer, SyncTarget, SyncThread, pack_folder
 
 __all__ = ["Supervisor", "main"]
 
@@ -43,29 +43,6 @@ def _free_port() -> int:
 
 
 _LOG = logging.getLogger(__name__)
-
-
-def _touch_atomic(path: Path) -> None:
-    atomic_write(path, b"")
-
-
-class _SyncThread(threading.Thread):
-    """Periodic incremental sync while training runs; errors are kept, not raised."""
-
-    def __init__(self, syncer: Syncer, interval_s: float) -> None:
-        super().__init__(name="local-sync", daemon=True)
-        self.syncer = syncer
-        self.interval_s = interval_s
-        self.halt = threading.Event()
-        self.last_error: StorageError | None = None
-
-    def run(self) -> None:
-        while not self.halt.wait(self.interval_s):
-            try:
-                self.syncer.sync()
-                self.last_error = None
-            except StorageError as exc:
-                self.last_error = exc
 
 
 class Supervisor:
@@ -298,10 +275,10 @@ class Supervisor:
         self.write()
 
     def _end_markers(self) -> None:
-        _touch_atomic(self.paths.debug_dir / TRAINING_END_MARKER)
+        atomic_write(self.paths.debug_dir / TRAINING_END_MARKER, b"")
         if self._profiler_ever_enabled:
-            _touch_atomic(self.paths.profiler_dir / TRAINING_END_MARKER)
-            _touch_atomic(self.paths.profiler_dir / "system" / TRAINING_END_MARKER)
+            atomic_write(self.paths.profiler_dir / TRAINING_END_MARKER, b"")
+            atomic_write(self.paths.profiler_dir / "system" / TRAINING_END_MARKER, b"")
 
     def _upload(self, spec: JobSpec, syncer: Syncer) -> None:
         model_dir = self.hosts[0].paths.model_dir if self.hosts else None
@@ -322,7 +299,7 @@ class Supervisor:
         self.paths.supervisor_pid.write_text(str(os.getpid()))
         self._reserve.take()
         failure: str | None = None
-        sync_thread: _SyncThread | None = None
+        sync_thread: SyncThread | None = None
         try:
             spec = resolve_job_spec(
                 self.request,
@@ -334,7 +311,7 @@ class Supervisor:
             self._start_side_processes(spec)
             syncer = self.syncer = Syncer(self._sync_targets(spec))
             self._apply_updates(spec)  # an update made while the job was starting
-            sync_thread = _SyncThread(syncer, float(self.launch.get("SyncIntervalSeconds", 1.0)))
+            sync_thread = SyncThread(syncer, float(self.launch.get("SyncIntervalSeconds", 1.0)))
             sync_thread.start()
             self._check_stop(spec)
             if self.stop_reason is None:
@@ -383,21 +360,13 @@ class Supervisor:
             if sync_thread is not None:
                 sync_thread.halt.set()
         if failure is not None:
-            failure = disk_full_reason(failure, [self.paths.root, *self._output_folders()])
+            failure = disk_full_reason(failure, [self.paths.root, *local_output_folders(getattr(self._spec, "output_path", None), self.state.get("OutputPath"))])
         try:
             self._finalise(failure)
         finally:
             self._reserve.release()
         self.events.close()
         return 0
-
-    def _output_folders(self) -> list[Path]:
-        out: list[Path] = []
-        spec = self._spec
-        for uri in (getattr(spec, "output_path", None), self.state.get("OutputPath")):
-            if isinstance(uri, str) and uri.startswith(("file://", "/")):
-                out.append(Path(uri.removeprefix("file://")))
-        return out
 
     def _kill_everything(self) -> None:
         children = list(self.training) + [r.process for r in self.rules if r.process is not None]

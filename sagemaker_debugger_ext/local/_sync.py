@@ -7,14 +7,16 @@ Incremental: each pass uploads the files that are new or changed since the last 
 from __future__ import annotations
 
 import tarfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
 
+from .._exceptions import StorageError
 from ..storage import open_storage
 
-__all__ = ["SyncTarget", "Syncer", "pack_folder"]
+__all__ = ["SyncTarget", "SyncThread", "Syncer", "pack_folder"]
 
 
 @attrs.frozen
@@ -63,3 +65,21 @@ def pack_folder(folder: Path, *, into: Path) -> Path:
                 tar.add(child, arcname=child.name)
     return into
 
+
+class SyncThread(threading.Thread):
+    """Periodic incremental sync while training runs; errors are kept, not raised."""
+
+    def __init__(self, syncer: Syncer, interval_s: float) -> None:
+        super().__init__(name="local-sync", daemon=True)
+        self.syncer = syncer
+        self.interval_s = interval_s
+        self.halt = threading.Event()
+        self.last_error: StorageError | None = None
+
+    def run(self) -> None:
+        while not self.halt.wait(self.interval_s):
+            try:
+                self.syncer.sync()
+                self.last_error = None
+            except StorageError as exc:
+                self.last_error = exc
