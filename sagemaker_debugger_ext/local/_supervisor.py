@@ -360,7 +360,8 @@ class Supervisor:
             if sync_thread is not None:
                 sync_thread.halt.set()
         if failure is not None:
-            failure = disk_full_reason(failure, [self.paths.root, *local_output_folders(getattr(self._spec, "output_path", None), self.state.get("OutputPath"))])
+            outputs = local_output_folders(getattr(self._spec, "output_path", None), self.state.get("OutputPath"))
+            failure = disk_full_reason(failure, [self.paths.root, *outputs])
         try:
             self._finalise(failure)
         finally:
