@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleNotFoundError
+from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
@@ -36,22 +37,8 @@ __all__ = ["PROFILER_RULE_NAMES", "RunOutcome", "RunRequest", "run_rule", "split
 
 _log = logging.getLogger(__name__)
 
-PROFILER_RULE_NAMES = frozenset(
-    {
-        "ProfilerReport",
-        "BatchSize",
-        "CPUBottleneck",
-        "Dataloader",
-        "GPUMemoryIncrease",
-        "IOBottleneck",
-        "LoadBalancing",
-        "LowGPUUtilization",
-        "MaxInitializationTime",
-        "OverallFrameworkMetrics",
-        "OverallSystemUsage",
-        "StepOutlier",
-    }
-)
+# Every profiler rule name, from the one registry (ProfilerReport runs them all).
+PROFILER_RULE_NAMES = frozenset({*PROFILER_RULES, ProfilerReport.NAME})
 _OTHER_TRIAL = re.compile(r"^other_trial_(\d+)$")
 
 

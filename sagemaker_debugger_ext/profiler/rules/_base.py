@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..._converters import to_float, to_int
 from ..._exceptions import RuleParameterError, field_error_message
 from .._events import FrameworkEvent, SystemEvent
 
@@ -26,18 +27,7 @@ _SNAPSHOT_WINDOW_S = 0.02
 
 
 def _to_number(raw: Any, kind: type) -> Any:
-    if isinstance(raw, bool):
-        raise TypeError(raw)
-    value = float(raw) if isinstance(raw, str) else raw
-    if not isinstance(value, (int, float)):
-        raise TypeError(raw)
-    if math.isnan(value):
-        raise ValueError(raw)
-    if kind is int:
-        if float(value) != int(value):
-            raise ValueError(raw)
-        return int(value)
-    return float(value)
+    return to_int(raw) if kind is int else to_float(raw)
 
 
 @attrs.frozen
