@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test bench venv smdebug-venv clean lint
 
-$(STAMP): setup.py setup.cfg
+$(STAMP): setup.py setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
@@ -37,9 +37,15 @@ test: $(STAMP) smdebug-venv
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks
 
+# Pinned linters; their configuration is in pyproject.toml.
+LINT_TOOLS := ruff==0.17.6 import-linter==2.16 mypy==2.4.1
+LINT_PATHS := sagemaker_debugger_ext tests benchmarks notebooks examples docs
+
 lint: $(STAMP)
-	$(PY) -m pip install --quiet ruff mypy
-	$(PY) -m ruff check sagemaker_debugger_ext tests
+	$(PIP) install --quiet $(LINT_TOOLS)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) $(SMDEBUG_VENV) build dist *.egg-info

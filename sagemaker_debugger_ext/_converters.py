@@ -13,6 +13,7 @@ expected (``BOOL_EXPECTED`` ...); each caller maps that to its own error naming 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 
@@ -45,10 +46,9 @@ def to_bool(value: object) -> bool:
     Raises:
         ValueError: anything else, including ``"Flase"``, ``""``, ``2`` and ``None``.
     """
-    if isinstance(value, str):
-        value = value.strip()
+    raw: Any = value.strip() if isinstance(value, str) else value
     try:
-        return bool(attrs.converters.to_bool(value))
+        return bool(attrs.converters.to_bool(raw))
     except ValueError:
         raise ValueError(BOOL_EXPECTED) from None
 

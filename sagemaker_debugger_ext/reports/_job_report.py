@@ -148,7 +148,7 @@ def flagged_tensors(
         details = str(status.get("StatusDetails") or "")
         findings = (rule_reports.get(rule) or {}).get("Findings") or []
         found_names = (f.get("tensor") for f in findings if isinstance(f, dict))
-        names = list(dict.fromkeys(n for n in found_names if n in all_names))
+        names: list[str] = list(dict.fromkeys(str(n) for n in found_names if n in all_names))
         names = names or [n for n in all_names if _mentions(details, n)]
         params = _rule_parameters(description, rule)
         if not names and params.get("tensor_regex"):

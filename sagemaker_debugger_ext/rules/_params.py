@@ -50,7 +50,8 @@ def to_str_list(value: object) -> list[str]:
     elif isinstance(value, Sequence):
         parts = [str(v) for v in value]
     else:
-        raise TypeError("a list of strings or a comma-separated string")
+        msg = "a list of strings or a comma-separated string"
+        raise TypeError(msg)
     return [p.strip() for p in parts if p.strip()]
 
 

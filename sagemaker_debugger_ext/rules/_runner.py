@@ -17,7 +17,6 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleNotFoundError
-from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
@@ -27,6 +26,7 @@ from ..exceptions import (
     TensorUnavailable,
     TensorUnavailableForStep,
 )
+from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ._actions import Actions, parse_action_json
 from ._report import write_report
 from ._result import EvaluationStatus

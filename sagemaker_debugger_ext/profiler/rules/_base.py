@@ -154,9 +154,8 @@ class ProfilerRule(ABC):
             spec = known.get(str(key).lower())
             if spec is None:
                 allowed = ", ".join(sorted(known)) or "none"
-                raise RuleParameterError(
-                    f"{self.NAME}: unknown parameter {key!r} (allowed: {allowed})", rule_name=self.NAME
-                )
+                msg = f"{self.NAME}: unknown parameter {key!r} (allowed: {allowed})"
+                raise RuleParameterError(msg, rule_name=self.NAME)
             values[spec.name] = spec.convert(raw, self.NAME)
         self.params: dict[str, Any] = values
         self.scan_interval_us: int = values.get("scan_interval_us", DEFAULT_SCAN_INTERVAL_US)
