@@ -31,8 +31,9 @@ smdebug-venv: $(SMDEBUG_VENV)/.installed
 demo: $(STAMP)
 	$(VENV)/bin/sagemaker-debugger-ext demo
 
+# Coverage of the test processes (pytest-cov, works with xdist); the floor is fail_under in pyproject.toml.
 test: $(STAMP) smdebug-venv
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --cov --cov-report=term $(PYTEST_ARGS)
 
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks
