@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 
 .PHONY: demo test bench fuzz venv smdebug-venv clean lint
 
-$(STAMP): setup.py setup.cfg
+$(STAMP): setup.py setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
@@ -31,8 +31,9 @@ smdebug-venv: $(SMDEBUG_VENV)/.installed
 demo: $(STAMP)
 	$(VENV)/bin/sagemaker-debugger-ext demo
 
+# Coverage of the test processes (pytest-cov, works with xdist); the floor is fail_under in pyproject.toml.
 test: $(STAMP) smdebug-venv
-	$(PY) -m pytest -n 2 $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --cov --cov-report=term $(PYTEST_ARGS)
 
 # The reader's seeded fuzz test at full length (make test runs 4,000 cases; FUZZ_SEED=N for another seed).
 FUZZ_CASES ?= 20000
@@ -42,9 +43,15 @@ fuzz: $(STAMP)
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks
 
+# Pinned linters; their configuration is in pyproject.toml.
+LINT_TOOLS := ruff==0.17.6 import-linter==2.16 mypy==2.4.1
+LINT_PATHS := sagemaker_debugger_ext tests benchmarks notebooks examples docs
+
 lint: $(STAMP)
-	$(PY) -m pip install --quiet ruff mypy
-	$(PY) -m ruff check sagemaker_debugger_ext tests
+	$(PIP) install --quiet $(LINT_TOOLS)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) $(SMDEBUG_VENV) build dist *.egg-info

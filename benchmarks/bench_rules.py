@@ -138,7 +138,7 @@ def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple
         cmd = [sys.executable, "-m", "sagemaker_debugger_ext.rules", "run", "--trial-path", str(debug), "--rule-name", rule,
                "--rule-parameters-file", str(work / f"{rule}.params.json"), "--output-dir", str(work / "rule-output" / rule),
                "--status-file", str(work / f"{rule}.status.json"), "--poll-interval", "0.2"]  # fmt: skip
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(work / f"{rule}.log", "wb")))  # noqa: SIM115
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(work / f"{rule}.log", "wb")))
     train = subprocess.run(argv, env=env, capture_output=True, timeout=300, check=False)
     if train.returncode != 0:
         (work / "train.log").write_bytes(train.stdout + train.stderr)

@@ -1,25 +1,79 @@
-"""smdebug-compatible exception classes (``smdebug.exceptions``), same names and constructors.
+"""The package's public exception tree, plus smdebug's exception classes (``smdebug.exceptions``).
 
-Scripts and custom rules written for smdebug catch and raise these after changing only
-their imports. All derive from :class:`~sagemaker_debugger_ext._exceptions.TrialError`,
-so they are also part of the package's one exception tree. Inside the package, "step not
+``DebuggerExtError`` and every class under it (drawn in ``_exceptions.py``'s docstring) are
+importable from here: ``from sagemaker_debugger_ext.exceptions import DebuggerExtError``.
+
+smdebug's classes keep smdebug's names and constructors, so scripts and custom rules written
+for smdebug catch and raise these after changing only their imports. They derive from
+:class:`TrialError` (``InvalidCollectionConfiguration`` from :class:`HookConfigError`), so they
+are also part of the package's one exception tree. Inside the package, "step not
 yet available" is a state (:class:`~sagemaker_debugger_ext.trials.StepState`); these
 exceptions are raised only at the public, smdebug-shaped surface.
 """
 
 from __future__ import annotations
 
-from ._exceptions import DebuggerExtError, TrialError
+from ._exceptions import (
+    ConfigStateError,
+    ConfigTypeError,
+    ConfigValueError,
+    CorruptRecordError,
+    DebuggerExtError,
+    DiskFullError,
+    FormatError,
+    HookConfigError,
+    HookError,
+    InvalidCollectionConfiguration,
+    JobAlreadyExistsError,
+    JobNotFoundError,
+    LocalJobInputError,
+    LocalModeError,
+    PathEscapeError,
+    ProfilerError,
+    ReductionNotApplicableError,
+    RequestValidationError,
+    RuleError,
+    RuleNotFoundError,
+    RuleParameterError,
+    StorageError,
+    StorageNotFoundError,
+    StorageUnreachableError,
+    TrialError,
+    TruncatedRecordError,
+    UnsupportedDTypeError,
+    UnsupportedRegionError,
+)
 from ._modes import ModeKeys
 
 __all__ = [
+    "ConfigStateError",
+    "ConfigTypeError",
+    "ConfigValueError",
+    "CorruptRecordError",
+    "DebuggerExtError",
+    "DiskFullError",
+    "FormatError",
+    "HookConfigError",
+    "HookError",
     "IndexReaderException",
     "InsufficientInformationForRuleInvocation",
+    "InvalidCollectionConfiguration",
     "InvalidWorker",
+    "JobAlreadyExistsError",
+    "JobNotFoundError",
+    "LocalJobInputError",
+    "LocalModeError",
     "MissingCollectionFiles",
     "NoMoreData",
     "NoMoreProfilerData",
+    "PathEscapeError",
+    "ProfilerError",
+    "ReductionNotApplicableError",
+    "RequestValidationError",
+    "RuleError",
     "RuleEvaluationConditionMet",
+    "RuleNotFoundError",
+    "RuleParameterError",
     "SMDebugError",
     "SMDebugNotImplementedError",
     "SMDebugRuntimeError",
@@ -28,8 +82,15 @@ __all__ = [
     "ShapeUnavailableForStep",
     "StepNotYetAvailable",
     "StepUnavailable",
+    "StorageError",
+    "StorageNotFoundError",
+    "StorageUnreachableError",
     "TensorUnavailable",
     "TensorUnavailableForStep",
+    "TrialError",
+    "TruncatedRecordError",
+    "UnsupportedDTypeError",
+    "UnsupportedRegionError",
 ]
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
+# Runs written by the real smdebug 1.0.34 PyTorch hook (tests/fixtures/smdebug_runs/make_sample_run.py
+# wrote them), kept in the repository so a fresh clone runs every test that reads them.
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SMDEBUG_RUNS = FIXTURES / "smdebug_runs"
 
 
@@ -31,9 +33,7 @@ def _fake_aws(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
 
 @pytest.fixture(scope="session")
 def smdebug_runs() -> Path:
-    """The real smdebug-written runs in shared/fixtures."""
-    if not SMDEBUG_RUNS.exists():
-        pytest.skip(f"shared fixtures not found at {SMDEBUG_RUNS}")
+    """The real smdebug-written runs in tests/fixtures (part of the repository: never skipped)."""
     return SMDEBUG_RUNS
 
 

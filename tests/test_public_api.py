@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import sagemaker_debugger_ext
+from sagemaker_debugger_ext import _exceptions, exceptions
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,6 +37,55 @@ EXPECTED_PUBLIC = {
     "get_rule_container_image_uri",
     "modes",
     "rule_configs",
+}
+
+# The package's exception tree (_exceptions.py) plus smdebug 1.0.34's exception classes.
+EXPECTED_EXCEPTIONS = {
+    "ConfigStateError",
+    "ConfigTypeError",
+    "ConfigValueError",
+    "CorruptRecordError",
+    "DebuggerExtError",
+    "DiskFullError",
+    "FormatError",
+    "HookConfigError",
+    "HookError",
+    "IndexReaderException",
+    "InsufficientInformationForRuleInvocation",
+    "InvalidCollectionConfiguration",
+    "InvalidWorker",
+    "JobAlreadyExistsError",
+    "JobNotFoundError",
+    "LocalJobInputError",
+    "LocalModeError",
+    "MissingCollectionFiles",
+    "NoMoreData",
+    "NoMoreProfilerData",
+    "PathEscapeError",
+    "ProfilerError",
+    "ReductionNotApplicableError",
+    "RequestValidationError",
+    "RuleError",
+    "RuleEvaluationConditionMet",
+    "RuleNotFoundError",
+    "RuleParameterError",
+    "SMDebugError",
+    "SMDebugNotImplementedError",
+    "SMDebugRuntimeError",
+    "SMDebugTypeError",
+    "SMDebugValueError",
+    "ShapeUnavailableForStep",
+    "StepNotYetAvailable",
+    "StepUnavailable",
+    "StorageError",
+    "StorageNotFoundError",
+    "StorageUnreachableError",
+    "TensorUnavailable",
+    "TensorUnavailableForStep",
+    "TrialError",
+    "TruncatedRecordError",
+    "UnsupportedDTypeError",
+    "UnsupportedRegionError",
 }
 
 
@@ -91,3 +141,20 @@ def test_import_leaves_environment_unchanged(tmp_path: Path) -> None:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"same": True, "sagemaker": False, "hooks": False}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_exceptions_all_is_sorted_and_pinned() -> None:
+    """``exceptions.__all__`` is sorted and equals the pinned names (tree plus smdebug's classes)."""
+    assert exceptions.__all__ == sorted(exceptions.__all__)
+    assert set(exceptions.__all__) == EXPECTED_EXCEPTIONS
+
+
+def test_exceptions_export_the_whole_tree() -> None:
+    """Every class of the internal tree is exported as the same object, under the root."""
+    tree = {name for name, value in vars(_exceptions).items() if isinstance(value, type) and issubclass(value, Exception)}
+    assert tree <= set(exceptions.__all__)
+    for name in exceptions.__all__:
+        cls = getattr(exceptions, name)
+        assert issubclass(cls, exceptions.DebuggerExtError), name
+        if name in tree:
+            assert cls is getattr(_exceptions, name), name

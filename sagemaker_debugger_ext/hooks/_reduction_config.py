@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from .._converters import BOOL_EXPECTED, is_unset, to_bool
 from .._exceptions import HookConfigError, field_error_message
 from .._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS
 
@@ -35,32 +36,24 @@ _TOKENS = (
     *(f"abs_{r}" for r in ALLOWED_REDUCTIONS),
     *(f"abs_{n}_norm" for n in ALLOWED_NORMS),
 )
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off", ""})
 _COLON_INDEX = re.compile(r":\d+")
 
 
 def parse_bool(field: str, value: Any) -> bool:
-    """Parse a boolean given as bool, 0/1 or a string (``"true"``, ``"1"``, ``"False"``...).
+    """Parse a boolean given as bool, 0/1 or a string (``"true"``, ``"on"``, ``"False"``...).
+
+    The package's one boolean converter (:func:`~sagemaker_debugger_ext._converters.to_bool`);
+    a blank string means "not set", which is false for every hook flag.
 
     Raises:
-        HookConfigError: naming ``field`` for anything else.
+        HookConfigError: naming ``field`` for anything else (``"Flase"``, ``2``, ``None``).
     """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str):
-        low = value.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-    raise HookConfigError(
-        field_error_message(field, 'a boolean (true/false, "true"/"false", 1/0)', value),
-        field=field,
-        value=value,
-    )
+    if isinstance(value, str) and is_unset(value):
+        return False
+    try:
+        return to_bool(value)
+    except ValueError:
+        raise HookConfigError(field_error_message(field, BOOL_EXPECTED, value), field=field, value=value) from None
 
 
 def _check_names(value: Iterable[str] | None, allowed: tuple[str, ...], field: str) -> tuple[str, ...]:

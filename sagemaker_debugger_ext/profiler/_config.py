@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from .._container_env import ContainerPaths
+from .._converters import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, is_unset, to_bool, to_float, to_int
 from .._exceptions import ProfilerError, field_error_message
 from ..format._files import atomic_write
 
@@ -40,10 +41,15 @@ def _lower_keys(obj: Any) -> Any:
     return obj
 
 
-def _to_bool(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in {"true", "1", "yes"}
-    return bool(value)
+def _flag(raw: Any, field: str, source: str) -> bool:
+    """A boolean setting; a blank string or null means "not set" (false)."""
+    if is_unset(raw):
+        return False
+    try:
+        return to_bool(raw)
+    except ValueError:
+        msg = f"{source}: " + field_error_message(field, BOOL_EXPECTED, raw)
+        raise ProfilerError(msg) from None
 
 
 @attrs.frozen(kw_only=True)
@@ -62,13 +68,13 @@ class ProfilerSettings:
 
 
 def _positive(raw: Any, field: str, cast: type, source: str) -> Any:
+    convert, expected = (to_int, INT_EXPECTED) if cast is int else (to_float, FLOAT_EXPECTED)
+    msg = f"{source}: " + field_error_message(field, f"{expected} > 0", raw)
     try:
-        value = cast(raw)
+        value = convert(raw)
     except (TypeError, ValueError) as exc:
-        msg = f"{source}: " + field_error_message(field, "a positive number", raw)
         raise ProfilerError(msg) from exc
     if value <= 0:
-        msg = f"{source}: " + field_error_message(field, "a positive number", raw)
         raise ProfilerError(msg)
     return value
 
@@ -86,8 +92,8 @@ def parse_profiler_config(data: dict[str, Any], *, source: str = "profiler confi
     params = cfg.get("profilingparameters") or {}
     if not isinstance(params, dict):
         params = {}
-    disabled = _to_bool(cfg.get("disableprofiler", False))
-    if "profilerenabled" in params and not _to_bool(params["profilerenabled"]):
+    disabled = _flag(cfg.get("disableprofiler", False), "DisableProfiler", source)
+    if "profilerenabled" in params and not _flag(params["profilerenabled"], "ProfilerEnabled", source):
         disabled = True
     kwargs: dict[str, Any] = {"disabled": disabled}
     interval = cfg.get("profilingintervalinmilliseconds")
@@ -163,7 +169,7 @@ def update_profiler_config_file(path: str | Path, update: Mapping[str, Any]) -> 
         kept = {k: v for k, v in params.items() if k in ("LocalPath", "ProfilerEnabled")}
         params = {**dict(update["ProfilingParameters"] or {}), **kept}
     if params or "ProfilingParameters" in current:
-        params["ProfilerEnabled"] = not _to_bool(new.get("DisableProfiler", False))
+        params["ProfilerEnabled"] = not _flag(new.get("DisableProfiler", False), "DisableProfiler", f"profiler update of {str(path)!r}")
         new["ProfilingParameters"] = params
     atomic_write(target, json.dumps(new, indent=2, sort_keys=True))
     return new

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-import html
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._html import esc, page, png_img, table
 from ..format._files import atomic_write
 from ._trial import ProfilerTrial
 
@@ -24,8 +23,7 @@ tr.fired td{background:#fdecea} img{max-width:100%} .note{color:#555}
 
 
 def _img(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"></figure>'
+    return png_img(png, alt, figure=True)
 
 
 def _fmt_time(us: int | None) -> str:
@@ -39,23 +37,23 @@ def _rule_rows(summaries: list[dict[str, Any]]) -> str:
     order = sorted(summaries, key=lambda s: (-int(s.get("RuleTriggered", 0)), s["RuleName"]))
     for s in order:
         fired = int(s.get("RuleTriggered", 0))
-        params = html.escape(str(s.get("RuleParameters", ""))).replace("\n", "<br>")
+        params = esc(s.get("RuleParameters", "")).replace("\n", "<br>")
         msg = s.get("Message") or ""
         note = s.get("Note") or ""
-        cells = [
-            f"<b>{html.escape(s['RuleName'])}</b>",
-            html.escape(s.get("Description", "")),
-            html.escape(s.get("Recommendation", "")),
+        rows.append([
+            f"<b>{esc(s['RuleName'])}</b>",
+            esc(s.get("Description", "")),
+            esc(s.get("Recommendation", "")),
             str(fired),
             str(s.get("Violations", 0)),
             str(s.get("Datapoints", 0)),
             params,
-            html.escape(msg) + (f'<div class="note">{html.escape(note)}</div>' if note else ""),
-        ]
-        rows.append(f'<tr class="{"fired" if fired else "ok"}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = ("<tr><th>Rule</th><th>Description</th><th>Recommendation</th><th>Times triggered</th>"
-            "<th>Violations</th><th>Data points</th><th>Parameters</th><th>Details</th></tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
+            esc(msg) + (f'<div class="note">{esc(note)}</div>' if note else ""),
+        ])
+    header = ("Rule", "Description", "Recommendation", "Times triggered", "Violations", "Data points", "Parameters",
+              "Details")
+    row_classes = ["fired" if int(s.get("RuleTriggered", 0)) else "ok" for s in order]
+    return table(header, rows, row_classes=row_classes)
 
 
 def render_profiler_report(
@@ -112,12 +110,11 @@ def render_profiler_report(
         ("Rules that found issues", ", ".join(fired) or "none"),
     ]
     parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Profiler report</title>",
-        f"<style>{_CSS}</style></head><body><h1>SageMaker Debugger profiler report</h1>",
-        "<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts) + "</table>",
+        "<h1>SageMaker Debugger profiler report</h1>",
+        table((), [(esc(k), esc(v)) for k, v in facts], header_column=True),
     ]
     if rule.note:
-        parts.append(f'<p class="note">{html.escape(rule.note)}</p>')
+        parts.append(f'<p class="note">{esc(rule.note)}</p>')
     parts.append("<h2>Rule summary</h2>" + _rule_rows(summaries))
     parts.append("<h2>System utilization</h2>")
     parts.append(_img(_plots.cpu_figure(system, t0), "CPU utilization"))
@@ -126,9 +123,8 @@ def render_profiler_report(
     parts.append("<h2>Step durations</h2>")
     parts.append(_img(_plots.step_histogram_figure(steps, stddev), "Step duration histogram"))
     parts.append(_img(_plots.step_timeline_figure(steps, stddev, t0), "Step duration over time"))
-    parts.append("</body></html>\n")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / REPORT_FILE
-    atomic_write(target, "\n".join(parts))
+    atomic_write(target, page("Profiler report", parts, css=_CSS))
     return target

@@ -7,8 +7,6 @@ local jobs and for real SageMaker jobs whose debug output is in S3.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import re
 from collections.abc import Mapping
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import DebuggerExtError
+from .._html import esc, page, png_img, table
 from ..rules._evidence import RULE_COLLECTIONS
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
 from ._rule_summary import rule_summary
@@ -133,7 +132,7 @@ def flagged_tensors(
         details = str(status.get("StatusDetails") or "")
         findings = (rule_reports.get(rule) or {}).get("Findings") or []
         found_names = (f.get("tensor") for f in findings if isinstance(f, dict))
-        names = list(dict.fromkeys(n for n in found_names if n in all_names))
+        names: list[str] = list(dict.fromkeys(str(n) for n in found_names if n in all_names))
         names = names or [n for n in all_names if _mentions(details, n)]
         params = _rule_parameters(description, rule)
         if not names and params.get("tensor_regex"):
@@ -160,8 +159,7 @@ def _mentions(text: str, name: str) -> bool:
 
 
 def _img(fig: Any) -> str:
-    data = base64.b64encode(figure_png(fig)).decode("ascii")
-    return f'<img alt="plot" src="data:image/png;base64,{data}">'
+    return png_img(figure_png(fig), "plot")
 
 
 def _section_losses(trial: Any) -> str:
@@ -193,10 +191,8 @@ def _findings_table(report: Mapping[str, Any]) -> str:
     if not findings:
         return ""
     keys = ("step", "mode", "tensor", "value", "message")
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(f.get(k)))}</td>" for k in keys) + "</tr>" for f in findings
-    )
-    return f"<table><tr><th>step</th><th>mode</th><th>tensor</th><th>value</th><th>what</th></tr>{rows}</table>"
+    rows = [[esc(_cell(f.get(k))) for k in keys] for f in findings]
+    return table(("step", "mode", "tensor", "value", "what"), rows)
 
 
 def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mapping[str, Mapping[str, Any]]) -> str:
@@ -207,9 +203,9 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
     for rule, names in flagged.items():
         report = reports.get(rule) or {}
         fired = [int(s) for s in report.get("FiredSteps") or [] if isinstance(s, int)]
-        parts.append(f"<h3>{html.escape(rule)}</h3>")
+        parts.append(f"<h3>{esc(rule)}</h3>")
         if report.get("StatusDetails"):
-            parts.append(f"<p>{html.escape(str(report['StatusDetails']))}</p>")
+            parts.append(f"<p>{esc(report['StatusDetails'])}</p>")
         parts.append(_findings_table(report))
         if not names:
             parts.append("<p>The rule names no tensor of this trial.</p>")
@@ -226,16 +222,13 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
 
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
-    rows = "".join(
-        f"<tr><td>{m.mode}</td><td>{len(m.steps)}</td><td>{format_steps(m.global_steps)}</td></tr>"
-        for m in summary.modes
-    )
-    colls = ", ".join(f"{html.escape(k)} ({v})" for k, v in summary.collections.items() if v)
+    rows = [[esc(m.mode), str(len(m.steps)), esc(format_steps(m.global_steps))] for m in summary.modes]
+    colls = ", ".join(f"{esc(k)} ({v})" for k, v in summary.collections.items() if v)
     return (
         "<h2>Saved tensors</h2>"
-        f"<p>Workers: {html.escape(', '.join(summary.workers))}. "
+        f"<p>Workers: {esc(', '.join(summary.workers))}. "
         f"{len(summary.tensors)} tensors. Collections: {colls}.</p>"
-        f"<table><tr><th>mode</th><th>steps</th><th>global steps</th></tr>{rows}</table>"
+        + table(("mode", "steps", "global steps"), rows)
     )
 
 
@@ -261,24 +254,20 @@ def job_report_html(description: Mapping[str, Any], *, trial: Any = None) -> str
             except DebuggerExtError:
                 trial = None
     head = (
-        f"<h1>Debugger report: {html.escape(job)}</h1>"
-        f"<p>Status: <b>{html.escape(str(description.get('TrainingJobStatus', '?')))}</b>"
-        f" ({html.escape(str(description.get('SecondaryStatus', '')))})</p>"
+        f"<h1>Debugger report: {esc(job)}</h1>"
+        f"<p>Status: <b>{esc(description.get('TrainingJobStatus', '?'))}</b>"
+        f" ({esc(description.get('SecondaryStatus', ''))})</p>"
     )
     reason = description.get("FailureReason")
     if reason:
-        head += f"<p>Failure reason: {html.escape(str(reason))}</p>"
+        head += f"<p>Failure reason: {esc(reason)}</p>"
     body = [head, "<h2>Rule summary</h2>", summary.to_html()]
     if trial is None:
         body.append("<p>No debug output was found for this job, so there are no tensor plots.</p>")
     else:
         reports = load_rule_reports(description)
         body += [_section_trial(trial), _section_losses(trial), _section_flagged(description, trial, reports)]
-    return (
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
-        f"<title>Debugger report: {html.escape(job)}</title><style>{_STYLE}</style></head>"
-        f"<body>{''.join(body)}</body></html>"
-    )
+    return page(f"Debugger report: {job}", body, css=_STYLE)
 
 
 def write_job_report(description: Mapping[str, Any], out: str | Path, *, trial: Any = None) -> Path:

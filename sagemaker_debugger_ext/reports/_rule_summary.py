@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
+from .._html import esc, table
 from ..rules._evidence import is_not_evaluated
 
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]
@@ -82,15 +82,17 @@ class RuleSummary:
 
     def to_html(self) -> str:
         """An HTML table of the rows."""
-        head = "<tr><th>rule</th><th>kind</th><th>status</th><th>details</th><th>last modified</th></tr>"
-        body = "".join(
-            f'<tr class="{html.escape(r.css_class)}"><td>{html.escape(r.name)}</td>'
-            f"<td>{html.escape(r.kind)}</td><td><b>{html.escape(r.label)}</b></td>"
-            f"<td>{html.escape(r.details)}</td><td>{html.escape(r.last_modified)}</td></tr>"
+        rows = [
+            [esc(r.name), esc(r.kind), f"<b>{esc(r.label)}</b>", esc(r.details), esc(r.last_modified)]
             for r in self.rows
+        ]
+        return table(
+            ("rule", "kind", "status", "details", "last modified"),
+            rows,
+            caption=f"Rule summary of {self.job_name}",
+            cls="rule-summary",
+            row_classes=[r.css_class for r in self.rows],
         )
-        caption = f"<caption>Rule summary of {html.escape(self.job_name)}</caption>"
-        return f'<table class="rule-summary">{caption}{head}{body}</table>'
 
     def _repr_html_(self) -> str:
         return self.to_html()

@@ -6,8 +6,8 @@
         --status-file S.json [--stop-file X.json] [--start-step N] [--end-step M]
         [--poll-interval SECONDS]
 
-and exits 0 (1 when the final status is Error). Profiler rule names are handed to
-``python -m sagemaker_debugger_ext.profiler.rules`` with the same flags.
+and exits 0 (1 when the final status is Error). Profiler rule names (every name of the
+profiler rule registry) run in this same process through the profiler rule runner.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,7 +58,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
 
 
-def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def _run(args: argparse.Namespace) -> int:
     from ._result import EvaluationStatus
     from ._runner import PROFILER_RULE_NAMES, RunRequest, run_rule, split_parameters
     from ._status import write_status
@@ -73,8 +72,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return 1
     split = split_parameters(args.rule_name, params)
     if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
-        cmd = [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run", *argv]
-        return subprocess.call(cmd)
+        from ..profiler.rules._cli import run_command
+
+        return run_command(args.trial_path, args.rule_name, args.rule_parameters_file, args.output_dir, args.status_file)
     req = RunRequest(
         trial_path=args.trial_path,
         rule_name=args.rule_name,
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         return _list(args)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    return _run(args, argv[1:] if argv and argv[0] == "run" else argv)
+    return _run(args)
 
 
 if __name__ == "__main__":

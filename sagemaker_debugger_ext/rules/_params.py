@@ -10,12 +10,12 @@ value and what is allowed.
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from .._converters import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, to_bool, to_float, to_int
 from .._exceptions import RuleParameterError, field_error_message
 
 __all__ = [
@@ -26,13 +26,10 @@ __all__ = [
     "parse_parameters",
     "percent",
     "positive",
-    "to_bool",
     "to_str_list",
 ]
 
 _NONE_STRINGS = frozenset({"", "none", "null"})
-_TRUE = frozenset({"true", "1", "yes", "y", "on"})
-_FALSE = frozenset({"false", "0", "no", "n", "off"})
 
 
 class Kind(enum.Enum):
@@ -46,19 +43,6 @@ class Kind(enum.Enum):
     FLOAT_LIST = "list of floats or a comma-separated string of floats"
 
 
-def to_bool(value: object) -> bool:
-    """Convert ``True``/``"true"``/``"1"``/``"yes"`` (and the negatives) to a bool."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE:
-        return True
-    if isinstance(value, str) and value.strip().lower() in _FALSE:
-        return False
-    raise ValueError("a boolean ('true' or 'false')")
-
-
 def to_str_list(value: object) -> list[str]:
     """Convert a list, or a comma-separated string, to a list of non-empty stripped strings."""
     if isinstance(value, str):
@@ -66,43 +50,19 @@ def to_str_list(value: object) -> list[str]:
     elif isinstance(value, Sequence):
         parts = [str(v) for v in value]
     else:
-        raise TypeError("a list of strings or a comma-separated string")
+        msg = "a list of strings or a comma-separated string"
+        raise TypeError(msg)
     return [p.strip() for p in parts if p.strip()]
-
-
-def _to_float(value: object) -> float:
-    if isinstance(value, bool):
-        raise TypeError("a number")
-    out = float(value)  # type: ignore[arg-type]
-    if math.isnan(out):
-        raise ValueError("a number")
-    return out
-
-
-def _to_int(value: object) -> int:
-    if isinstance(value, bool):
-        raise TypeError("an integer")
-    if isinstance(value, str):
-        value = value.strip()
-        try:
-            return int(value)
-        except ValueError:
-            as_float = float(value)
-    else:
-        as_float = float(value)  # type: ignore[arg-type]
-    if not as_float.is_integer():
-        raise ValueError("an integer")
-    return int(as_float)
 
 
 def _to_float_list(value: object) -> list[float]:
     text = value.strip().strip("()[]") if isinstance(value, str) else value
-    return [_to_float(v) for v in to_str_list(text)]
+    return [to_float(v) for v in to_str_list(text)]
 
 
 _CONVERTERS: dict[Kind, Callable[[object], Any]] = {
-    Kind.FLOAT: _to_float,
-    Kind.INT: _to_int,
+    Kind.FLOAT: to_float,
+    Kind.INT: to_int,
     Kind.BOOL: to_bool,
     Kind.STR: lambda v: v if isinstance(v, str) else str(v),
     Kind.STR_LIST: to_str_list,
@@ -110,9 +70,9 @@ _CONVERTERS: dict[Kind, Callable[[object], Any]] = {
 }
 
 _EXPECTED: dict[Kind, str] = {
-    Kind.FLOAT: "a number",
-    Kind.INT: "an integer",
-    Kind.BOOL: "a boolean ('true' or 'false')",
+    Kind.FLOAT: FLOAT_EXPECTED,
+    Kind.INT: INT_EXPECTED,
+    Kind.BOOL: BOOL_EXPECTED,
     Kind.STR: "a string",
     Kind.STR_LIST: "a list of strings or a comma-separated string",
     Kind.FLOAT_LIST: "a comma-separated string of numbers",

@@ -26,6 +26,7 @@ from ..exceptions import (
     TensorUnavailable,
     TensorUnavailableForStep,
 )
+from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ._actions import Actions, parse_action_json
 from ._evidence import Evidence
 from ._report import write_report
@@ -37,22 +38,8 @@ __all__ = ["PROFILER_RULE_NAMES", "RunOutcome", "RunRequest", "run_rule", "split
 
 _log = logging.getLogger(__name__)
 
-PROFILER_RULE_NAMES = frozenset(
-    {
-        "ProfilerReport",
-        "BatchSize",
-        "CPUBottleneck",
-        "Dataloader",
-        "GPUMemoryIncrease",
-        "IOBottleneck",
-        "LoadBalancing",
-        "LowGPUUtilization",
-        "MaxInitializationTime",
-        "OverallFrameworkMetrics",
-        "OverallSystemUsage",
-        "StepOutlier",
-    }
-)
+# Every profiler rule name, from the one registry (ProfilerReport runs them all).
+PROFILER_RULE_NAMES = frozenset({*PROFILER_RULES, ProfilerReport.NAME})
 _OTHER_TRIAL = re.compile(r"^other_trial_(\d+)$")
 
 

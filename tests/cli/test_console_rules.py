@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 
 def test_rules_list_json_has_parameters_and_defaults(cli):
     """rules list --json gives every built-in with its parameters and defaults."""

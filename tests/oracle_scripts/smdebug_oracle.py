@@ -44,7 +44,7 @@ def dump(trial_dir, out):
         "loaded_all_steps": trial.loaded_all_steps,
         "tensors": {},
     }
-    for m in trial.modes():
+    if trial.modes():
         info["mode_of"] = {str(s): trial.mode(s).name for s in trial.steps()}
     arrays = {}
     names = trial.tensor_names(show_prefixed_tensors=True)
@@ -57,13 +57,13 @@ def dump(trial_dir, out):
                 v = t.value(s)
                 arrays[f"{name}|{s}"] = v
                 entry["values"][str(s)] = True
-            except Exception as exc:  # noqa: BLE001 - record smdebug's behaviour, whatever it is
+            except Exception as exc:
                 entry["values"][str(s)] = type(exc).__name__
             try:
                 red = t.reduction_values(s)
                 for (op, absval), rv in red.items():
                     arrays[f"{name}|{s}|red|{op}|{int(absval)}"] = np.asarray(rv)
-            except Exception as exc:  # noqa: BLE001 - same
+            except Exception as exc:
                 entry["reductions_" + str(s)] = type(exc).__name__
         info["tensors"][name] = entry
     with open(out + ".json", "w") as fh:

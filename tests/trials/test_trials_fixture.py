@@ -1,4 +1,4 @@
-"""The reader against the real smdebug-written runs in shared/fixtures."""
+"""The reader against the real smdebug-written runs in tests/fixtures."""
 
 from __future__ import annotations
 

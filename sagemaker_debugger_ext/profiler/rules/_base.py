@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ..._converters import to_float, to_int
 from ..._exceptions import RuleParameterError, field_error_message
 from .._events import FrameworkEvent, SystemEvent
 
@@ -26,18 +27,7 @@ _SNAPSHOT_WINDOW_S = 0.02
 
 
 def _to_number(raw: Any, kind: type) -> Any:
-    if isinstance(raw, bool):
-        raise TypeError(raw)
-    value = float(raw) if isinstance(raw, str) else raw
-    if not isinstance(value, (int, float)):
-        raise TypeError(raw)
-    if math.isnan(value):
-        raise ValueError(raw)
-    if kind is int:
-        if float(value) != int(value):
-            raise ValueError(raw)
-        return int(value)
-    return float(value)
+    return to_int(raw) if kind is int else to_float(raw)
 
 
 @attrs.frozen
@@ -164,9 +154,8 @@ class ProfilerRule(ABC):
             spec = known.get(str(key).lower())
             if spec is None:
                 allowed = ", ".join(sorted(known)) or "none"
-                raise RuleParameterError(
-                    f"{self.NAME}: unknown parameter {key!r} (allowed: {allowed})", rule_name=self.NAME
-                )
+                msg = f"{self.NAME}: unknown parameter {key!r} (allowed: {allowed})"
+                raise RuleParameterError(msg, rule_name=self.NAME)
             values[spec.name] = spec.convert(raw, self.NAME)
         self.params: dict[str, Any] = values
         self.scan_interval_us: int = values.get("scan_interval_us", DEFAULT_SCAN_INTERVAL_US)

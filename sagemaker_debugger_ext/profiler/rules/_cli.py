@@ -24,7 +24,7 @@ from ._base import ProfilerRule
 from ._registry import ProfilerReport, get_profiler_rule_class
 from ._runner import StatusFile, follow_trial, write_rule_outputs
 
-__all__ = ["build_rule", "main", "run_rule"]
+__all__ = ["build_rule", "main", "run_command", "run_rule"]
 
 
 def _read_parameters(path: str | None) -> dict[str, Any]:
@@ -114,6 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, cls in table:
             print(f"{name}: {', '.join(cls.param_names()) or '<Rule>_<param>'}")
         return 0
+    return run_command(args.trial_path, args.rule_name, args.rule_parameters_file, args.output_dir, args.status_file)
+
+
+def run_command(
+    trial_path: str, rule_name: str, parameters_file: str | None, output_dir: str, status_file: str | None
+) -> int:
+    """Run one profiler rule as a rule container: SIGTERM/SIGINT stop it cleanly; returns the exit code.
+
+    Both entry points (``python -m sagemaker_debugger_ext.profiler.rules run`` and
+    ``python -m sagemaker_debugger_ext.rules run`` given a profiler rule) run the rule
+    through here, in their own process.
+    """
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -122,9 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     try:
-        params = _read_parameters(args.rule_parameters_file)
+        params = _read_parameters(parameters_file)
     except RuleError as exc:
-        StatusFile(args.status_file).write("Error", str(exc))
+        StatusFile(status_file).write("Error", str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return run_rule(args.trial_path, args.rule_name, params, args.output_dir, args.status_file, stop=stop)
+    return run_rule(trial_path, rule_name, params, output_dir, status_file, stop=stop)

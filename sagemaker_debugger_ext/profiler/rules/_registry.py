@@ -85,4 +85,5 @@ def get_profiler_rule_class(name: str) -> type[ProfilerRule]:
         if key.lower() == str(name).lower():
             return cls
     allowed = ", ".join(sorted(table))
-    raise RuleNotFoundError(f"unknown profiler rule {name!r} (known: {allowed})", rule_name=str(name))
+    msg = f"unknown profiler rule {name!r} (known: {allowed})"
+    raise RuleNotFoundError(msg, rule_name=str(name))

@@ -281,7 +281,7 @@ class LoadBalancing(_GpuRule):
             for b in names[i + 1:]:
                 ha, hb = self.hist[a], self.hist[b]
                 na, nb = sum(ha) or 1, sum(hb) or 1
-                dist = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ha, hb))
+                dist = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ha, hb, strict=True))
                 if dist > p["threshold"]:
                     self.report["Violations"] += 1
                     fired = self.fire(f"LoadBalancing: {a} and {b} workloads differ (distance {dist:.2f})")
