@@ -44,7 +44,7 @@ def get_hook(*, json_config_path: str | None = None, hook_class: type | None = N
         _HOOK.clear()
     if hook is None and create_if_not_exists and hook_class is not None:
         try:
-            hook = hook_class.create_from_json_file(json_config_path)
+            hook = getattr(hook_class, "create_from_json_file")(json_config_path)  # noqa: B009 - any hook class
         except FileNotFoundError:
             return None
         set_hook(hook)

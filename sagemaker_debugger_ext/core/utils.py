@@ -37,4 +37,5 @@ def make_numpy_array(x: Any) -> np.ndarray:
         return np.array([x])
     if isinstance(x, (tuple, list, dict)):
         return np.array(x) if isinstance(x, dict) else np.asarray(x)
-    raise SMDebugTypeError(f"make_numpy_array does not support the type {type(x).__name__}")
+    msg = f"make_numpy_array does not support the type {type(x).__name__}"
+    raise SMDebugTypeError(msg)

@@ -155,7 +155,8 @@ class FileWriter:
         if self._steps is None:
             from ..exceptions import SMDebugRuntimeError
 
-            raise SMDebugRuntimeError("no tensor written yet: the event file is created with the first tensor")
+            msg = "no tensor written yet: the event file is created with the first tensor"
+            raise SMDebugRuntimeError(msg)
         return os.path.join(self.trial_dir, event_key(self.step, self.worker))
 
     def flush(self) -> None:

@@ -123,7 +123,8 @@ _LIMIT = (_LIMIT_ENV.rpartition(":")[0], int(_LIMIT_ENV.rpartition(":")[2])) if 
 
 
 def _injected_limit(target: str, chunks: list[bytes | bytearray | memoryview]) -> None:
-    assert _LIMIT is not None
+    if _LIMIT is None:
+        return
     folder, limit = _LIMIT
     if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
         return

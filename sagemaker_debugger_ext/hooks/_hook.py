@@ -22,13 +22,13 @@ from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
 from ..format import BackgroundWriter
 from ._arrays import float_view, to_numpy
+from ._claim import WorkerClaim, claim_worker
 from ._collections import (
     PYTORCH_BUILTIN_REGEXES,
     Collection,
     CollectionKeys,
     CollectionManager,
 )
-from ._claim import WorkerClaim, claim_worker
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
 from ._guard import NeverCrashGuard

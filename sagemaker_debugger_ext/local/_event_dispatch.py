@@ -34,7 +34,7 @@ from ._events import EVENT_BUS_ENV, EVENTS_FILE, HandlerSpec, job_event, status_
 from ._job_store import JobPaths, JobStore, read_json
 from ._profiler_updates import UPDATES_FILE
 
-__all__ = ["EventDispatcher", "HANDLERS_LOG"]
+__all__ = ["HANDLERS_LOG", "EventDispatcher"]
 
 HANDLERS_LOG = "handlers.log"
 _LOG = logging.getLogger(__name__)

@@ -94,7 +94,7 @@ def _scalar_matches(matcher: Any, value: Any) -> bool:
     if name == "numeric":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False
-        return all(_NUMERIC[op](value, bound) for op, bound in zip(arg[::2], arg[1::2]))
+        return all(_NUMERIC[op](value, bound) for op, bound in zip(arg[::2], arg[1::2], strict=True))
     # anything-but
     if isinstance(arg, Mapping):
         return not _scalar_matches(arg, value)

@@ -20,7 +20,7 @@ from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClien
 from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
 from .._sdk_notices import quiet_sdk_notices
-from ..reports._fit_summary import fit_summary
+from ..rules._fit_summary import fit_summary
 from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
 from ._job_store import JobStore

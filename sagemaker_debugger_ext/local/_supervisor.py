@@ -23,8 +23,8 @@ from .._exceptions import DiskFullError, StorageError
 from ..format._files import atomic_write
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
-from ._event_dispatch import EventDispatcher
 from ._disk import DiskReserve, disk_full_reason, local_output_folders
+from ._event_dispatch import EventDispatcher
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json

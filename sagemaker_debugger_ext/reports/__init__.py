@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ..rules._summary import RuleRow, RuleSummary, rule_summary
 from ._job_report import (
     debug_output_uri,
     flagged_tensors,
@@ -29,7 +30,6 @@ from ._plots import (
     save_tensor_plot,
     tensor_series,
 )
-from ._rule_summary import RuleRow, RuleSummary, rule_summary
 from ._summary import (
     ModeSteps,
     TensorRow,

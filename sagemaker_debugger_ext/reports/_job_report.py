@@ -16,8 +16,8 @@ from typing import Any
 from .._exceptions import DebuggerExtError
 from .._html import esc, page, png_img, table
 from ..rules._evidence import RULE_COLLECTIONS
+from ..rules._summary import rule_summary
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
-from ._rule_summary import rule_summary
 from ._summary import format_steps, open_trial, summarize_trial
 
 __all__ = [

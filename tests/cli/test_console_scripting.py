@@ -53,7 +53,7 @@ def test_jobs_list_piped_shows_whole_names(cli: Any, job: tuple[dict[str, str], 
     """``jobs list | cat`` prints the full job name (nothing cut to a terminal width)."""
     env, _ = job
     piped = subprocess.run(
-        f"{cli.__globals__['CONSOLE_SCRIPT']} jobs list | cat", shell=True,  # noqa: S602 - a fixed test command
+        f"{cli.__globals__['CONSOLE_SCRIPT']} jobs list | cat", shell=True,
         capture_output=True, text=True, env={**env, "COLUMNS": "40"}, timeout=120, check=True,
     )  # fmt: skip
     rows = [line.split("\t") for line in piped.stdout.splitlines()]

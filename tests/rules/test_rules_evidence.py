@@ -32,7 +32,7 @@ def _trial(root: Path, *, loss_interval: int, last: int = 320, eval_every: int =
         "weights": _collection("weights", "weight", 10),
     }
     write_collections_file(root, "worker_0", colls, num_workers=1)
-    for g in range(0, last + 1):
+    for g in range(last + 1):
         is_eval = bool(eval_every) and g % eval_every == eval_every - 1
         tensors: dict[str, np.ndarray] = {}
         if g % 10 == 0:

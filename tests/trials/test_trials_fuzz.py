@@ -332,7 +332,7 @@ def run_fuzz(runs: dict[str, Files], cases: int, seed: int, scratch: Path) -> co
                 raise AssertionError(f"case {case} ({name}, {kind}) did not finish in {HANG_S} s") from None
             except AssertionError as exc:
                 raise AssertionError(f"case {case} ({name}, {kind}, seed {seed}): {exc}") from None
-            except Exception as exc:  # noqa: BLE001 - the point of the test
+            except Exception as exc:
                 raise AssertionError(f"case {case} ({name}, {kind}, seed {seed}) raised {exc!r}") from exc
             finally:
                 signal.alarm(0)

@@ -62,7 +62,8 @@ def _read_csv(files: list[Path], csv_weights: int) -> xgb.DMatrix:
     delimiter = _sniff_delimiter(files[0])
     rows = [row for path in files for row in _csv_rows(path, delimiter)]
     if not rows:
-        raise LocalJobInputError(f"no rows in {[str(p) for p in files]}")
+        msg = f"no rows in {[str(p) for p in files]}"
+        raise LocalJobInputError(msg)
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
@@ -85,26 +86,28 @@ def _read_libsvm(files: list[Path]) -> xgb.DMatrix:
                 if not parts:
                     continue
                 try:
-                    label, _, weight = parts[0].partition(":")
+                    label, _, weight_text = parts[0].partition(":")
                     labels.append(float(label))
-                    weights.append(float(weight) if weight else 1.0)
+                    weights.append(float(weight_text) if weight_text else 1.0)
                     for token in parts[1:]:
                         key, sep, val = token.partition(":")
                         if key == "qid":
                             continue
                         if not sep or int(key) < 0:
-                            raise ValueError(f"{token!r} is not <index>:<value>")
+                            msg = f"{token!r} is not <index>:<value>"
+                            raise ValueError(msg)
                         indices.append(int(key))
                         values.append(float(val))
                 except ValueError as exc:
                     raise _bad_line("libsvm", path, line_no, line, str(exc)) from None
                 indptr.append(len(indices))
     if not labels:
-        raise LocalJobInputError(f"no rows in {[str(p) for p in files]}")
+        msg = f"no rows in {[str(p) for p in files]}"
+        raise LocalJobInputError(msg)
     width = max(indices, default=-1) + 1
     matrix = scipy.sparse.csr_matrix((values, indices, indptr), shape=(len(labels), max(width, 1)))
-    weight = np.asarray(weights) if any(w != 1.0 for w in weights) else None
-    return xgb.DMatrix(matrix, label=np.asarray(labels), weight=weight)
+    instance_weights = np.asarray(weights) if any(w != 1.0 for w in weights) else None
+    return xgb.DMatrix(matrix, label=np.asarray(labels), weight=instance_weights)
 
 
 def _read_parquet(files: list[Path]) -> xgb.DMatrix:

@@ -84,12 +84,14 @@ def train(paths: ContainerPaths, version: str) -> Path:
     csv_weights = int(hps.get("csv_weights", 0))
     dtrain = load_dmatrix(paths.channel_dir("train"), fmt, csv_weights=csv_weights)
     if dtrain is None:
-        raise LocalJobInputError(f"No data in training channel path {paths.channel_dir('train')}")
+        msg = f"No data in training channel path {paths.channel_dir('train')}"
+        raise LocalJobInputError(msg)
     dval = None
     if "validation" in data_config:
         dval = load_dmatrix(paths.channel_dir("validation"), fmt, csv_weights=csv_weights)
         if dval is None:
-            raise LocalJobInputError(f"No data in validation channel path {paths.channel_dir('validation')}")
+            msg = f"No data in validation channel path {paths.channel_dir('validation')}"
+            raise LocalJobInputError(msg)
     print(f"Train matrix has {dtrain.num_row()} rows and {dtrain.num_col()} columns", flush=True)
     params = _params(hps)
     watchlist = [(dtrain, "train")] + ([(dval, "validation")] if dval is not None else [])

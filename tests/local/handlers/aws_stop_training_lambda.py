@@ -3,8 +3,10 @@
 # sagemaker-debugger/tensorflow_action_on_rule/tf-mnist-stop-training-job.ipynb), unmodified:
 # the acceptance test runs it as users would deploy it.
 import json
-import boto3
 import logging
+
+import boto3
+
 
 def lambda_handler(event, context):
     training_job_name = event.get("detail").get("TrainingJobName")
@@ -34,9 +36,7 @@ def lambda_handler(event, context):
             except Exception as e:
                 logging.error(
                     "Encountered error while trying to "
-                    "stop training job {}: {}".format(
-                        training_job_name, str(e)
-                    )
+                    f"stop training job {training_job_name}: {e!s}"
                 )
                 raise e
     return None

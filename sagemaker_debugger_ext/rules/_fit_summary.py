@@ -11,7 +11,7 @@ from .._request._paths import (
     rule_output_path,
     tensorboard_artifacts_path,
 )
-from ._rule_summary import rule_summary
+from ._summary import rule_summary
 
 __all__ = ["fit_summary"]
 
@@ -42,11 +42,12 @@ def fit_summary(description: Mapping[str, Any]) -> str:
     hook = description.get("DebugHookConfig") or {}
     board = description.get("TensorBoardOutputConfig") or {}
     output = (description.get("OutputDataConfig") or {}).get("S3OutputPath")
+    profiler = (description.get("ProfilerConfig") or {}).get("S3OutputPath")
+    profiling = description.get("ProfilingStatus") == "Enabled"
     paths = [
         ("Debug output", debugger_artifacts_path(hook.get("S3OutputPath"), job) if hook else None),
         ("TensorBoard output", tensorboard_artifacts_path(board.get("S3OutputPath"), job) if board else None),
-        ("Profiler output", profiler_artifacts_path((description.get("ProfilerConfig") or {}).get("S3OutputPath"), job)
-         if description.get("ProfilingStatus") == "Enabled" else None),  # fmt: skip
+        ("Profiler output", profiler_artifacts_path(profiler, job) if profiling else None),
         ("Rule output", rule_output_path(output, job, "") if summary.rows else None),
     ]
     for label, path in paths:

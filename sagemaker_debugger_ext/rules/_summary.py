@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from .._html import esc, table
-from ..rules._evidence import is_not_evaluated
+from ._evidence import is_not_evaluated
 
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]
 
