@@ -15,6 +15,8 @@ $(STAMP): setup.py setup.cfg
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[torch,xgboost,test]'
+	# TensorFlow (CPU) + Keras 3 for the Keras hook; a failed install leaves the TF tests skipped with a reason.
+	$(PIP) install --quiet -e '.[tensorflow]' || echo "tensorflow-cpu/keras could not be installed; TensorFlow tests will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)
