@@ -202,7 +202,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             else:
                 self._save_for_tensor(key, value)
 
-    def _tap_save(self, name: str, value: Any, collection: str) -> None:
+    def _tap_save(self, name: str, value: Any, collection: str | None) -> None:
         """Save a tapped value (first replica, once per step) if one of its collections is due."""
         if self._disabled or not self._step_open or not self._due:
             return
@@ -210,7 +210,8 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             if name in self._tapped:
                 return
             self._tapped.add(name)
-            self._assign(name, collection)
+            if collection is not None:
+                self._assign(name, collection)
             self._guarded(self._save_for_tensor, name, value)
 
     def _model_weights(self, model: Any) -> list[tuple[str, Any]]:

@@ -93,10 +93,10 @@ class TapeMixin:
         pairs = [(g, v) for g, v in zip(tf.nest.flatten(grads), tf.nest.flatten(sources), strict=False)
                  if g is not None and (isinstance(v, tf.Variable) or hasattr(v, "path"))]  # fmt: skip
         names = [gradient_name(v) for _, v in pairs]
-        colls = [CollectionKeys.GRADIENTS] * len(pairs)
+        colls: list[str | None] = [CollectionKeys.GRADIENTS] * len(pairs)
         values: list[Any] = [g for g, _ in pairs]
         names += [tape_weight_name(v) for _, v in pairs]
-        colls += [CollectionKeys.WEIGHTS] * len(pairs)
+        colls += [None] * len(pairs)  # weights or biases: by the built-in regexes
         values += [tf.convert_to_tensor(v) for _, v in pairs]
         if tf.is_tensor(target) and target.shape.rank == 0:
             names.append("loss")
