@@ -232,8 +232,9 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
         if isinstance(value, np.ndarray):
             return value, None
-        if isinstance(value, tf.Variable | tf.Tensor) or hasattr(value, "path"):
-            array = np.asarray(value.numpy() if hasattr(value, "numpy") else keras.ops.convert_to_numpy(value))
+        if isinstance(value, tf.Variable | tf.Tensor) or hasattr(value, "path") or keras.ops.is_tensor(value):
+            tf_value = isinstance(value, tf.Variable | tf.Tensor) or (hasattr(value, "path") and hasattr(value, "numpy"))
+            array = np.asarray(value.numpy() if tf_value else keras.ops.convert_to_numpy(value))
             if array.dtype.name == "bfloat16":
                 array = array.astype(np.float32)
             return array, None

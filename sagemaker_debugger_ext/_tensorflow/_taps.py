@@ -29,8 +29,8 @@ _WRAPPED = "_sagemaker_debugger_ext_original"
 
 def _flat_tensors(value: Any) -> tuple[list[Any], bool]:
     """The tensors in ``value`` (nested structures flattened) and whether it was nested."""
-    flat = [v for v in tf.nest.flatten(value) if tf.is_tensor(v) or isinstance(v, np.ndarray)]
-    return flat, not (tf.is_tensor(value) or isinstance(value, np.ndarray))
+    flat = [v for v in keras.tree.flatten(value) if keras.ops.is_tensor(v) or isinstance(v, np.ndarray)]
+    return flat, not (keras.ops.is_tensor(value) or isinstance(value, np.ndarray))
 
 
 def _replica_id() -> Any:
