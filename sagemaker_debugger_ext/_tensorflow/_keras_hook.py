@@ -81,6 +81,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         self._logged: set[str] = set()  # log keys saved in this step
         self._installed: set[int] = set()
         self._in_fit = False
+        self._jax = keras.backend.backend() == "jax"
         self._weights: list[tuple[str, Any]] | None = None
         self._opt_vars: list[tuple[str, Any]] | None = None
         self._init_tape()
@@ -158,6 +159,10 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         if self._disabled or self._closed or not self._due:
             return
         with self._guard():
+            if self._jax:  # the step's host callbacks (tapped values) have all run
+                import jax
+
+                jax.effects_barrier()
             if logs is not None:
                 logs = {**logs, "batch": batch}  # smdebug saves the batch index as a metric
             self._save_logs(logs)

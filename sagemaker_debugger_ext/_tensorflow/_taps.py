@@ -33,6 +33,15 @@ def _flat_tensors(value: Any) -> tuple[list[Any], bool]:
     return flat, not (keras.ops.is_tensor(value) or isinstance(value, np.ndarray))
 
 
+def _jax_traced(values: Sequence[Any]) -> bool:
+    """Whether ``values`` are JAX tracers (Keras' jitted step on the JAX backend)."""
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
 def _replica_id() -> Any:
     ctx = tf.distribute.get_replica_context()
     rid = 0 if ctx is None else ctx.replica_id_in_sync_group
@@ -65,6 +74,17 @@ class TapsMixin:
 
     def _tap(self, names: Sequence[str], collection: str, tensors: Sequence[Any]) -> Any:
         """Save ``tensors`` as ``names`` now (eager) or when the graph runs; returns a token."""
+        if _jax_traced(tensors):  # the values arrive through a host callback when the step runs
+            import jax
+
+            names = list(names)
+
+            def deliver_jax(*arrays: Any) -> None:
+                for name, array in zip(names, arrays, strict=True):
+                    self._tap_save(name, np.asarray(array), collection)
+
+            jax.debug.callback(deliver_jax, *tensors)
+            return None
         if not in_graph():
             if any(isinstance(t, keras.KerasTensor) for t in tensors):  # symbolic build: no values
                 return None
@@ -107,6 +127,17 @@ class TapsMixin:
 
         setattr(apply, _WRAPPED, original)
         optimizer.apply = apply
+        if keras.backend.backend() == "jax":  # Keras' jitted JAX step calls stateless_apply
+            original_stateless = optimizer.stateless_apply
+
+            def stateless_apply(optimizer_variables: Any, grads: Any, trainable_variables: Any) -> Any:
+                variables = list(getattr(optimizer, "_trainable_variables", None) or [])
+                pairs = [(g, v) for g, v in zip(grads, variables, strict=False) if g is not None]
+                self._tap([gradient_name(v) for _, v in pairs], CollectionKeys.GRADIENTS, [g for g, _ in pairs])
+                return original_stateless(optimizer_variables, grads, trainable_variables)
+
+            setattr(stateless_apply, _WRAPPED, original_stateless)
+            optimizer.stateless_apply = stateless_apply
         self.optimizer = optimizer
         return optimizer
 

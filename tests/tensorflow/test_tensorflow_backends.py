@@ -38,7 +38,7 @@ print(json.dumps(seen))
 """
 
 
-@pytest.mark.parametrize("backend", ["torch"])
+@pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_keras_hook_on_other_backend(tf, tmp_path: Path, backend: str) -> None:
     pytest.importorskip(backend)
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "run")], capture_output=True, text=True,
