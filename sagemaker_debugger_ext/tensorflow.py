@@ -19,6 +19,8 @@ from .hooks._save_config import SaveConfig, SaveConfigMode
 
 if TYPE_CHECKING:
     from ._tensorflow._keras_hook import KerasHook
+    from ._tensorflow._legacy import EstimatorHook, SessionHook
+    from .trials import create_trial
 
 __all__ = [
     "Collection",

@@ -8,7 +8,7 @@ values are handed over when the graph runs (graph order is program order for the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import tensorflow as tf
 
@@ -31,12 +31,12 @@ class WrappedTape:
         self._hook = hook
         self._tape = tape
 
-    def __enter__(self) -> WrappedTape:
+    def __enter__(self) -> Self:
         self._hook._tape_begin()
         self._tape.__enter__()
         return self
 
-    def __exit__(self, *exc: Any) -> Any:
+    def __exit__(self, *exc: object) -> Any:
         return self._tape.__exit__(*exc)
 
     def gradient(self, target: Any, sources: Any, *args: Any, **kwargs: Any) -> Any:

@@ -10,7 +10,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 @pytest.fixture(scope="session")
-def tf():  # noqa: ANN201 - the module
+def tf():
     """TensorFlow with Keras 3 (``pip install -e '.[tensorflow]'``)."""
     tensorflow = pytest.importorskip("tensorflow", reason="the tensorflow extra is not installed")
     keras = pytest.importorskip("keras")

@@ -12,8 +12,8 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import tensorflow as tf
 
 impl, out_dir = sys.argv[1], sys.argv[2]
 if impl == "smdebug":

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from sagemaker_debugger_ext.trials import create_trial
 

@@ -13,11 +13,10 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import keras
+import numpy as np
 
-import sagemaker_debugger_ext.tensorflow as smd  # noqa: E402
+import sagemaker_debugger_ext.tensorflow as smd
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=2)
