@@ -15,6 +15,10 @@ $(STAMP): setup.py setup.cfg pyproject.toml
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[torch,xgboost,test]'
+	# TensorFlow (CPU) + Keras 3 (and JAX, Keras' other backend) for the Keras hook; a failed install leaves
+	# those tests skipped with a reason.
+	$(PIP) install --quiet -e '.[tensorflow]' || echo "tensorflow-cpu/keras could not be installed; TensorFlow tests will be skipped"
+	$(PIP) install --quiet -e '.[jax]' || echo "jax could not be installed; the Keras JAX-backend test will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -21,6 +21,7 @@ __all__ = [
     "NON_HISTOGRAM_COLLECTIONS",
     "PYTORCH_BUILTIN_REGEXES",
     "SCALAR_COLLECTIONS",
+    "TF_BUILTIN_REGEXES",
     "TRAIN_ONLY_COLLECTIONS",
     "XGBOOST_BUILTIN_REGEXES",
     "Collection",
@@ -44,6 +45,7 @@ class CollectionKeys:
     OPTIMIZER_VARIABLES = "optimizer_variables"
     INPUTS = "inputs"
     OUTPUTS = "outputs"
+    LAYERS = "layers"
     RELU_OUTPUT = "relu_output"
     RELU_INPUT = "relu_input"
     TANH_INPUT = "tanh_input"
@@ -86,6 +88,23 @@ PYTORCH_BUILTIN_REGEXES: dict[str, list[str]] = {
     CollectionKeys.RELU_INPUT: [".*relu_input"],
     CollectionKeys.TANH_INPUT: [".*tanh_input"],
     CollectionKeys.SIGMOID_INPUT: [".*sigmoid_input"],
+}
+# TensorFlow/Keras (smdebug.tensorflow's names): weights and biases of Keras layers are
+# ``<layer>/weights/<variable>:0``, of GradientTape runs ``weights/<variable>:0``; gradients
+# ``gradients/<variable>Grad``. Metrics, layers, inputs/outputs and optimizer variables are
+# members by name (the hook adds them), as in smdebug.
+TF_BUILTIN_REGEXES: dict[str, list[str]] = {
+    **_COMMON_REGEXES,
+    CollectionKeys.WEIGHTS: ["^(?!gradients/)(.*/)?weights/((?!bias).)*$"],
+    CollectionKeys.BIASES: ["^(?!gradients/).*/weights/.*bias", "^weights/.*bias"],
+    CollectionKeys.GRADIENTS: ["^gradients/"],
+    CollectionKeys.LOSSES: ["^(val_)?loss$"],
+    CollectionKeys.METRICS: [],
+    CollectionKeys.SM_METRICS: [],
+    CollectionKeys.OPTIMIZER_VARIABLES: [],
+    CollectionKeys.INPUTS: [],
+    CollectionKeys.OUTPUTS: [],
+    CollectionKeys.LAYERS: [],
 }
 XGBOOST_BUILTIN_REGEXES: dict[str, list[str]] = {
     **_COMMON_REGEXES,

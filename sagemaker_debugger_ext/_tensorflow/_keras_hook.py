@@ -1,0 +1,301 @@
+"""The Keras hook (smdebug.tensorflow's ``KerasHook``) on Keras 3.
+
+A ``keras.callbacks.Callback``: every train/test/predict batch is a step (global step shared,
+one step count per mode: ``fit`` TRAIN, its validation and ``evaluate`` EVAL, ``predict``
+PREDICT). At a batch's end the hook saves Keras' logs (``loss``/``val_loss`` in ``losses``,
+the other metrics in ``metrics``), the layers' variables (``<layer>/weights/<var>:0`` in
+``weights``/``biases``) and, in TRAIN, the optimizer's variables. Values that exist only
+inside the traced step come through taps (``_taps.py``): gradients, layer inputs/outputs,
+model inputs/labels/predictions.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from .._modes import ModeKeys
+from ..hooks._collections import TF_BUILTIN_REGEXES, CollectionKeys
+from ..hooks._hook import BaseHook
+from ..hooks._reduction_config import ReductionConfig
+from ..hooks._save_config import SaveConfig, SaveConfigMode
+from . import _singleton
+from ._context import context_from_environ
+from ._graph import call_at_runtime, in_graph
+from ._naming import model_io_names, optimizer_variable_name, weight_name
+from ._tape import TapeMixin
+from ._taps import TapsMixin
+
+__all__ = ["KerasHook"]
+
+_LOSS_KEYS = frozenset({"loss", "val_loss"})
+_TAPPED = (CollectionKeys.GRADIENTS, CollectionKeys.LAYERS, CollectionKeys.INPUTS, CollectionKeys.OUTPUTS)
+
+
+class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
+    """Saves a Keras model's tensors while it trains; pass it in ``callbacks=[hook]``.
+
+    Same constructor as ``smdebug.tensorflow.KerasHook``. Default collections: ``metrics``,
+    ``losses``, ``sm_metrics`` (smdebug's). Gradients: ``hook.wrap_optimizer(optimizer)``
+    (done automatically for ``model.optimizer`` at ``fit``) or ``hook.wrap_tape(tape)``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    builtin_collections: ClassVar[Mapping[str, list[str]]] = TF_BUILTIN_REGEXES
+    default_include_collections: ClassVar[tuple[str, ...]] = (
+        CollectionKeys.METRICS, CollectionKeys.LOSSES, CollectionKeys.SM_METRICS,
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        out_dir: str | os.PathLike[str] | None = None,
+        export_tensorboard: bool = False,
+        tensorboard_dir: str | os.PathLike[str] | None = None,
+        dry_run: bool = False,
+        reduction_config: ReductionConfig | None = None,
+        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
+        include_regex: Iterable[str] | None = None,
+        include_collections: Iterable[str] | None = None,
+        save_all: bool = False,
+        include_workers: str = "one",
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("context", context_from_environ(os.environ))
+        BaseHook.__init__(
+            self, out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config, save_config,
+            include_regex, include_collections, save_all, include_workers, **kwargs,
+        )  # fmt: skip
+        keras.callbacks.Callback.__init__(self)
+        self.optimizer: Any = None
+        self._flag: tf.Variable | None = None
+        self._flag_value = False
+        self._tap_lock = threading.Lock()
+        self._tapped: set[str] = set()
+        self._logged: set[str] = set()  # log keys saved in this step
+        self._installed: set[int] = set()
+        self._in_fit = False
+        self._jax = keras.backend.backend() == "jax"
+        self._weights: list[tuple[str, Any]] | None = None
+        self._opt_vars: list[tuple[str, Any]] | None = None
+        self._init_tape()
+        _singleton.set_hook(self)
+
+    # --- Keras callback API -----------------------------------------------------------------------
+    def on_train_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._in_fit = True
+        self._on_mode_begin(ModeKeys.TRAIN)
+
+    def on_test_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_mode_begin(ModeKeys.EVAL)
+
+    def on_predict_begin(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_mode_begin(ModeKeys.PREDICT)
+
+    def on_train_batch_begin(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_begin(ModeKeys.TRAIN)
+
+    def on_test_batch_begin(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_begin(ModeKeys.EVAL)
+
+    def on_predict_batch_begin(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_begin(ModeKeys.PREDICT)
+
+    def on_train_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_end(batch, logs)
+
+    def on_test_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_end(batch, logs)
+
+    def on_predict_batch_end(self, batch: int, logs: Mapping[str, Any] | None = None) -> None:
+        self._on_batch_end(batch, logs)
+
+    def on_epoch_end(self, epoch: int, logs: Mapping[str, Any] | None = None) -> None:
+        """The epoch's logs (``val_*``, and ``batch`` = the epoch) go into the last step, as
+        smdebug (names that step already holds are kept); the step is then written."""
+        if self._disabled or self._closed or not self._step_open:
+            return
+        with self._guard():
+            self._save_logs({**(logs or {}), "batch": epoch}, epoch_end=True)
+            self._end_step()
+
+    def on_train_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._in_fit = False
+        self._finish_mode()
+
+    def on_test_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        if not self._in_fit:  # fit's validation: the epoch's logs still go into this step
+            self._finish_mode()
+
+    def on_predict_end(self, logs: Mapping[str, Any] | None = None) -> None:
+        self._finish_mode()
+
+    # --- steps --------------------------------------------------------------------------------------
+    def _on_mode_begin(self, mode: ModeKeys) -> None:
+        if self._disabled or self._closed:
+            return
+        with self._guard():
+            self.set_mode(mode)
+            if self.model is not None:
+                self._install(self.model)
+
+    def _on_batch_begin(self, mode: ModeKeys) -> None:
+        if self._disabled or self._closed:
+            return
+        with self._guard():
+            self.set_mode(mode)
+            self._start_step()
+            self._tapped.clear()
+            self._logged.clear()
+            self._set_taps(bool(self._due))
+
+    def _on_batch_end(self, batch: int, logs: Mapping[str, Any] | None) -> None:
+        if self._disabled or self._closed or not self._due:
+            return
+        with self._guard():
+            if self._jax:  # the step's host callbacks (tapped values) have all run
+                import jax
+
+                jax.effects_barrier()
+            if logs is not None:
+                logs = {**logs, "batch": batch}  # smdebug saves the batch index as a metric
+            self._save_logs(logs)
+            model = self.model
+            if model is not None:
+                for name, var in self._model_weights(model):
+                    self._save_for_tensor(name, var)
+                if self._step_mode == ModeKeys.TRAIN:
+                    for name, var in self._optimizer_variables(model):
+                        self._save_for_tensor(name, var)
+
+    def _finish_mode(self) -> None:
+        if self._disabled or self._closed:
+            return
+        with self._guard():
+            self._end_step()
+            self._set_taps(False)
+
+    # --- what a step saves ----------------------------------------------------------------------------
+    def _save_logs(self, logs: Mapping[str, Any] | None, epoch_end: bool = False) -> None:
+        """Keras' logs as smdebug saved them: shape ``(1,)``; batch values float32, epoch
+        values float64, ``batch`` int64."""
+        if not logs:
+            return
+        for key, value in logs.items():
+            if key == "outputs":  # predict: the batch's predictions
+                flat, nested = tf.nest.flatten(value), not isinstance(value, np.ndarray | tf.Tensor)
+                for name, item in zip(model_io_names("predictions", len(flat), nested), flat, strict=True):
+                    self._tap_save(name, item, CollectionKeys.OUTPUTS)
+                continue
+            if epoch_end and key in self._logged:
+                continue
+            self._logged.add(key)
+            coll = CollectionKeys.LOSSES if key in _LOSS_KEYS else CollectionKeys.METRICS
+            self._assign(key, coll)
+            dtype = np.int64 if key == "batch" else np.float64 if epoch_end else np.float32
+            value = np.asarray(keras.ops.convert_to_numpy(value), dtype=dtype).reshape(1)
+            if epoch_end:  # always saved (smdebug's force_save), into its collections
+                colls = [c for c in self._collections_of(key) if c in self._to_save]
+                if colls:
+                    self._write_for(key, value, colls)
+            else:
+                self._save_for_tensor(key, value)
+
+    def _tap_save(self, name: str, value: Any, collection: str | None) -> None:
+        """Save a tapped value (first replica, once per step) if one of its collections is due."""
+        if self._disabled or not self._step_open or not self._due:
+            return
+        with self._tap_lock:
+            if name in self._tapped:
+                return
+            self._tapped.add(name)
+            if collection is not None:
+                self._assign(name, collection)
+            self._guarded(self._save_for_tensor, name, value)
+
+    def _model_weights(self, model: Any) -> list[tuple[str, Any]]:
+        if self._weights is None:
+            self._weights = [(weight_name(layer.name, v), v) for layer in model.layers for v in layer.weights]
+        return self._weights
+
+    def _optimizer_variables(self, model: Any) -> list[tuple[str, Any]]:
+        opt = getattr(model, "optimizer", None) or self.optimizer
+        if opt is None:
+            return []
+        if self._opt_vars is None or len(self._opt_vars) != len(opt.variables):
+            self._opt_vars = [(optimizer_variable_name(opt, v), v) for v in opt.variables]
+            for name, _ in self._opt_vars:
+                self._assign(name, CollectionKeys.OPTIMIZER_VARIABLES)
+        return self._opt_vars
+
+    def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
+        if isinstance(value, np.ndarray):
+            return value, None
+        if isinstance(value, tf.Variable | tf.Tensor) or hasattr(value, "path") or keras.ops.is_tensor(value):
+            tf_value = isinstance(value, tf.Variable | tf.Tensor) or (hasattr(value, "path") and hasattr(value, "numpy"))
+            array = np.asarray(value.numpy() if tf_value else keras.ops.convert_to_numpy(value))
+            if array.dtype.name == "bfloat16":
+                array = array.astype(np.float32)
+            return array, None
+        return super()._to_numpy(value)
+
+    # --- installing the taps on a model ------------------------------------------------------------------
+    def _wants(self, *collections: str) -> bool:
+        names = set(self.include_collections)
+        if CollectionKeys.ALL in names or names & set(collections):
+            return True
+        custom = [c for c in self._to_save if c.name not in TF_BUILTIN_REGEXES]
+        return bool(custom)
+
+    def _install(self, model: Any) -> None:
+        if id(model) in self._installed:
+            return
+        self._installed.add(id(model))
+        if not self._prepared:
+            self._prepare()
+        self._weights = None
+        if self._wants(CollectionKeys.GRADIENTS) and getattr(model, "optimizer", None) is not None:
+            self.wrap_optimizer(model.optimizer)
+        if self._wants(CollectionKeys.LAYERS):
+            for layer in model.layers:
+                self._wrap_layer(layer)
+        if self._wants(CollectionKeys.INPUTS, CollectionKeys.OUTPUTS):
+            self._wrap_model_io(model)
+        if self._wants(*_TAPPED):
+            self._taps_flag()
+            for kind in ("train", "test", "predict"):  # retrace with the taps in place
+                if getattr(model, f"{kind}_function", None) is not None:
+                    getattr(model, f"make_{kind}_function")(force=True)
+
+    # --- save_tensor / save_scalar inside tf.function ------------------------------------------------------
+    def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> Any:
+        """Save a value (also a symbolic tensor inside ``tf.function``: saved when the graph runs)."""
+        if in_graph() and tf.is_tensor(tensor_value):
+            colls = collections_to_write if isinstance(collections_to_write, str) else list(collections_to_write)
+            return call_at_runtime(lambda arr: BaseHook.save_tensor(self, tensor_name, arr, colls), [tensor_value])
+        return BaseHook.save_tensor(self, tensor_name, tensor_value, collections_to_write)
+
+    def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> Any:
+        """Save ``scalar/<name>`` (also inside ``tf.function``); ``sm_metric`` also lists it in ``sm_metrics``."""
+        if in_graph() and tf.is_tensor(value):
+            return call_at_runtime(lambda arr: self.save_scalar(name, arr, sm_metric, timestamp), [value])
+        BaseHook.save_scalar(self, name, value, sm_metric, timestamp)
+        if sm_metric:
+            coll = self.collection_manager.get(CollectionKeys.SM_METRICS)
+            if "scalar/" + name not in coll.tensor_names:
+                coll.add_tensor_name("scalar/" + name)
+                self._dirty = True
+        return None
+
+    def close(self) -> None:
+        """Write the last step and finish the run (also done at interpreter exit)."""
+        self._set_taps(False)
+        self._close_tape()
+        super().close()
+        _singleton.forget(self)

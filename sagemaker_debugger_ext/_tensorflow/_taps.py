@@ -1,0 +1,187 @@
+"""Values that exist only inside Keras' traced step: gradients, layer inputs/outputs, the
+batch's inputs, labels and predictions.
+
+The hook wraps (per instance, never the class) the optimizer's ``apply``, each top-level
+layer's ``call`` and the model's ``compute_metrics``. In eager code the values are saved at
+once; in traced code a ``tf.numpy_function`` behind a ``tf.cond`` on the hook's flag variable
+hands them over when the graph runs, so steps that save nothing pay one branch per tap.
+Under ``MirroredStrategy`` only replica 0's values are kept (one worker file set).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ..hooks._collections import CollectionKeys
+from ._graph import call_at_runtime, in_graph
+from ._naming import gradient_name, layer_tensor_name, model_io_names
+
+__all__ = ["TapsMixin"]
+
+_WRAPPED = "_sagemaker_debugger_ext_original"
+
+
+def _flat_tensors(value: Any) -> tuple[list[Any], bool]:
+    """The tensors in ``value`` (nested structures flattened) and whether it was nested."""
+    flat = [v for v in keras.tree.flatten(value) if keras.ops.is_tensor(v) or isinstance(v, np.ndarray)]
+    return flat, not (keras.ops.is_tensor(value) or isinstance(value, np.ndarray))
+
+
+def _jax_traced(values: Sequence[Any]) -> bool:
+    """Whether ``values`` are JAX tracers (Keras' jitted step on the JAX backend)."""
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def _replica_id() -> Any:
+    ctx = tf.distribute.get_replica_context()
+    rid = 0 if ctx is None else ctx.replica_id_in_sync_group
+    return tf.cast(rid, tf.int32) if tf.is_tensor(rid) else tf.constant(int(rid), tf.int32)
+
+
+class TapsMixin:
+    """The KerasHook's taps (needs ``_tap_save(name, array, collection)`` and ``_due``)."""
+
+    _due: Any
+    _flag: tf.Variable | None
+    _flag_value: bool
+    _tap_lock: threading.Lock
+    _tapped: set[str]
+
+    def _tap_save(self, name: str, array: Any, collection: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- the runtime switch -----------------------------------------------------------------
+    def _taps_flag(self) -> tf.Variable:
+        if self._flag is None:
+            with tf.init_scope():
+                self._flag = tf.Variable(False, trainable=False, name="sagemaker_debugger_ext_taps", dtype=tf.bool)
+        return self._flag
+
+    def _set_taps(self, on: bool) -> None:
+        if self._flag is not None and on != self._flag_value:
+            self._flag.assign(on)
+            self._flag_value = on
+
+    def _tap(self, names: Sequence[str], collection: str, tensors: Sequence[Any]) -> Any:
+        """Save ``tensors`` as ``names`` now (eager) or when the graph runs; returns a token."""
+        if _jax_traced(tensors):  # the values arrive through a host callback when the step runs
+            import jax
+
+            names = list(names)
+
+            def deliver_jax(*arrays: Any) -> None:
+                for name, array in zip(names, arrays, strict=True):
+                    self._tap_save(name, np.asarray(array), collection)
+
+            jax.debug.callback(deliver_jax, *tensors)
+            return None
+        if not in_graph():
+            if any(isinstance(t, keras.KerasTensor) for t in tensors):  # symbolic build: no values
+                return None
+            for name, value in zip(names, tensors, strict=True):
+                self._tap_save(name, value, collection)
+            return None
+        names = list(names)
+
+        def deliver(replica: np.ndarray, *arrays: np.ndarray) -> None:
+            if int(replica) != 0:
+                return
+            for name, array in zip(names, arrays, strict=True):
+                self._tap_save(name, array, collection)
+
+        return call_at_runtime(deliver, [_replica_id(), *tensors], when=self._taps_flag())
+
+    def _after(self, token: Any, value: Any) -> Any:
+        """``value``, made to depend on ``token`` in traced code (so the tap runs first)."""
+        if token is None:
+            return value
+        with tf.control_dependencies([token]):
+            return tf.nest.map_structure(lambda t: tf.identity(t) if tf.is_tensor(t) else t, value)
+
+    # --- gradients ------------------------------------------------------------------------
+    def wrap_optimizer(self, optimizer: Any) -> Any:
+        """Capture the gradients ``optimizer`` applies (collection ``gradients``) without
+        changing the optimization; returns the same optimizer object."""
+        if getattr(optimizer.apply, _WRAPPED, None) is not None:
+            return optimizer
+        original: Callable[..., Any] = optimizer.apply
+
+        def apply(grads: Any, trainable_variables: Any = None) -> Any:
+            grads = list(grads)
+            variables = list(trainable_variables) if trainable_variables is not None else None
+            if variables is None:  # Keras' own call path: apply_gradients(zip(...)) passes both
+                return original(grads, trainable_variables)
+            pairs = [(g, v) for g, v in zip(grads, variables, strict=False) if g is not None]
+            token = self._tap([gradient_name(v) for _, v in pairs], CollectionKeys.GRADIENTS, [g for g, _ in pairs])
+            return original(self._after(token, grads), trainable_variables)
+
+        setattr(apply, _WRAPPED, original)
+        optimizer.apply = apply
+        if keras.backend.backend() == "jax":  # Keras' jitted JAX step calls stateless_apply
+            original_stateless = optimizer.stateless_apply
+
+            def stateless_apply(optimizer_variables: Any, grads: Any, trainable_variables: Any) -> Any:
+                variables = list(getattr(optimizer, "_trainable_variables", None) or [])
+                pairs = [(g, v) for g, v in zip(grads, variables, strict=False) if g is not None]
+                self._tap([gradient_name(v) for _, v in pairs], CollectionKeys.GRADIENTS, [g for g, _ in pairs])
+                return original_stateless(optimizer_variables, grads, trainable_variables)
+
+            setattr(stateless_apply, _WRAPPED, original_stateless)
+            optimizer.stateless_apply = stateless_apply
+        self.optimizer = optimizer
+        return optimizer
+
+    # --- layers and model inputs/outputs --------------------------------------------------------
+    def _wrap_layer(self, layer: Any) -> None:
+        if getattr(layer.call, _WRAPPED, None) is not None:
+            return
+        original = layer.call
+        lname = layer.name
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            outputs = original(*args, **kwargs)
+            ins, ins_nested = _flat_tensors(args[0] if args else next(iter(kwargs.values()), None))
+            outs, outs_nested = _flat_tensors(outputs)
+            names = [layer_tensor_name(lname, "input", i if ins_nested or len(ins) > 1 else None) for i in range(len(ins))]
+            names += [layer_tensor_name(lname, "output", i if outs_nested else None) for i in range(len(outs))]
+            token = self._tap(names, CollectionKeys.LAYERS, [*ins, *outs])
+            return self._after(token, outputs)
+
+        setattr(call, _WRAPPED, original)
+        layer.call = call
+
+    def _wrap_model_io(self, model: Any) -> None:
+        if getattr(model.compute_metrics, _WRAPPED, None) is not None:
+            return
+        original = model.compute_metrics
+
+        def compute_metrics(x: Any, y: Any, y_pred: Any, sample_weight: Any = None, **kwargs: Any) -> Any:
+            token = None
+            for prefix, coll, value in (("inputs", CollectionKeys.INPUTS, x), ("labels", CollectionKeys.OUTPUTS, y),
+                                        ("predictions", CollectionKeys.OUTPUTS, y_pred)):  # fmt: skip
+                if value is None:
+                    continue
+                flat, nested = _flat_tensors(value)
+                tok = self._tap(model_io_names(prefix, len(flat), nested), coll, flat)
+                y_pred = self._after(tok, y_pred) if tok is not None else y_pred
+                token = tok if tok is not None else token
+            result = original(x, y, y_pred, sample_weight, **kwargs)
+            return self._after(token, result)
+
+        setattr(compute_metrics, _WRAPPED, original)
+        model.compute_metrics = compute_metrics
+
+    def _unwrap(self, obj: Any, attr: str) -> None:
+        original = getattr(getattr(obj, attr, None), _WRAPPED, None)
+        if original is not None:
+            setattr(obj, attr, original)

@@ -1,0 +1,67 @@
+"""TensorFlow/Keras hook with the names of ``smdebug.tensorflow``: change only the import.
+
+``import smdebug.tensorflow as smd`` -> ``import sagemaker_debugger_ext.tensorflow as smd``.
+Runs on TensorFlow 2.16+ with Keras 3 (the ``tensorflow`` extra). Importing this module does
+not import TensorFlow; ``KerasHook`` (and the TF 1 ``SessionHook``/``EstimatorHook``, which
+raise) load it on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from . import modes
+from ._tensorflow._singleton import del_hook, get_hook, set_hook
+from .hooks._collections import Collection, CollectionKeys
+from .hooks._reduction_config import ReductionConfig
+from .hooks._save_config import SaveConfig, SaveConfigMode
+
+if TYPE_CHECKING:
+    from ._tensorflow._keras_hook import KerasHook
+    from ._tensorflow._legacy import EstimatorHook, SessionHook
+    from .trials import create_trial
+
+__all__ = [
+    "Collection",
+    "CollectionKeys",
+    "EstimatorHook",
+    "KerasHook",
+    "ReductionConfig",
+    "SaveConfig",
+    "SaveConfigMode",
+    "SessionHook",
+    "create_from_json_file",
+    "create_trial",
+    "del_hook",
+    "get_hook",
+    "modes",
+    "set_hook",
+]
+
+
+def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) -> KerasHook:
+    """Same as :meth:`KerasHook.create_from_json_file`."""
+    from ._tensorflow._keras_hook import KerasHook
+
+    return KerasHook.create_from_json_file(json_file_path)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KerasHook":
+        from ._tensorflow._keras_hook import KerasHook
+
+        return KerasHook
+    if name in ("SessionHook", "EstimatorHook"):
+        from ._tensorflow import _legacy
+
+        return getattr(_legacy, name)
+    if name == "create_trial":
+        from .trials import create_trial
+
+        return create_trial
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

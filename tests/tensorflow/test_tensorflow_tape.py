@@ -1,0 +1,120 @@
+"""KerasHook in custom training loops (GradientTape, eager and tf.function), save_tensor /
+save_scalar inside tf.function, a small CNN with layer outputs, TensorBoard export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sagemaker_debugger_ext.trials import create_trial
+
+
+def _tape_loop(tf: Any, out: Path, compiled: bool) -> dict[str, Any]:
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3, name="fc")], name="net")
+    opt = keras.optimizers.SGD(learning_rate=0.05)
+    hook = smd.KerasHook(out_dir=str(out), save_config=smd.SaveConfig(save_interval=2),
+                         include_collections=["weights", "biases", "gradients", "losses", "custom"])  # fmt: skip
+    rng = np.random.default_rng(2)
+    xs = rng.normal(size=(5, 8, 4)).astype("float32")
+    ys = rng.normal(size=(5, 8, 3)).astype("float32")
+
+    def step(x: Any, y: Any) -> tuple[Any, Any]:
+        with hook.wrap_tape(tf.GradientTape()) as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        hook.save_tensor("pred_mean", tf.reduce_mean(model(x)), "custom")
+        hook.save_scalar("loss_scalar", loss, sm_metric=True)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, grads
+
+    run = tf.function(step) if compiled else step
+    record = []
+    for x, y in zip(xs, ys, strict=True):
+        before = {v.path: v.numpy().copy() for v in model.trainable_variables}
+        loss, grads = run(tf.constant(x), tf.constant(y))
+        record.append({"before": before, "loss": float(loss), "grads": [g.numpy() for g in grads]})
+    hook.close()
+    return {"model": model, "record": record}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf_function"])
+def test_gradient_tape_loop(tf, tmp_path: Path, compiled: bool) -> None:
+    run = _tape_loop(tf, tmp_path, compiled)
+    trial = create_trial(str(tmp_path))
+    assert trial.steps() == [0, 1, 2, 3, 4]  # save_scalar values are written every step
+    for name in ("weights/fc/kernel:0", "gradients/fc/kernelGrad", "loss", "pred_mean"):
+        assert trial.tensor(name).steps() == [0, 2, 4], name
+    assert trial.tensor_names(collection="gradients") == ["gradients/fc/biasGrad", "gradients/fc/kernelGrad"]
+    assert trial.tensor_names(collection="weights") == ["weights/fc/kernel:0"]
+    assert trial.tensor_names(collection="biases") == ["weights/fc/bias:0"]
+    assert "loss" in trial.tensor_names(collection="losses")
+    assert trial.tensor_names(collection="custom") == ["pred_mean"]
+    assert "scalar/loss_scalar" in trial.tensor_names(collection="sm_metrics")
+    for step in (0, 2, 4):
+        rec = run["record"][step]
+        np.testing.assert_allclose(trial.tensor("weights/fc/kernel:0").value(step), rec["before"]["net/fc/kernel"])
+        np.testing.assert_allclose(trial.tensor("gradients/fc/kernelGrad").value(step), rec["grads"][0], rtol=1e-6)
+        np.testing.assert_allclose(trial.tensor("gradients/fc/biasGrad").value(step), rec["grads"][1], rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(trial.tensor("loss").value(step)).reshape(-1), [rec["loss"]], rtol=1e-6)
+        assert trial.tensor("pred_mean").value(step).shape == ()
+    # save_scalar writes every step (scalars are always saved)
+    assert trial.tensor("scalar/loss_scalar").steps() == [0, 1, 2, 3, 4]
+    np.testing.assert_allclose(trial.tensor("scalar/loss_scalar").value(3), [run["record"][3]["loss"]], rtol=1e-6)
+
+
+def test_wrap_tape_rejects_other_objects(tf, tmp_path: Path) -> None:
+    import sagemaker_debugger_ext.tensorflow as smd
+    from sagemaker_debugger_ext._exceptions import HookError
+
+    hook = smd.KerasHook(out_dir=str(tmp_path))
+    with pytest.raises(HookError, match="tf.GradientTape"):
+        hook.wrap_tape(object())
+    hook.close()
+
+
+def test_cnn_layers_and_tensorboard(tf, tmp_path: Path) -> None:
+    """A small CNN: layer outputs per step with their shapes; TensorBoard scalars and
+    histograms readable by TensorBoard's own reader."""
+    import keras
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([
+        keras.Input(shape=(8, 8, 1)),
+        keras.layers.Conv2D(2, 3, activation="relu", name="conv"),
+        keras.layers.MaxPooling2D(name="pool"),
+        keras.layers.Flatten(name="flat"),
+        keras.layers.Dense(3, activation="softmax", name="out"),
+    ])  # fmt: skip
+    hook = smd.KerasHook(out_dir=str(tmp_path / "run"), export_tensorboard=True, tensorboard_dir=str(tmp_path / "tb"),
+                         save_config=smd.SaveConfig(save_interval=3), include_collections=["weights", "layers"])  # fmt: skip
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(24, 8, 8, 1)).astype("float32")
+    y = rng.integers(0, 3, size=(24,))
+    model.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0, shuffle=False)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 3, 5]  # 5: the epoch's logs go into its last step (smdebug's force save)
+    assert trial.tensor("conv/outputs").value(0).shape == (4, 6, 6, 2)
+    assert trial.tensor("pool/outputs").value(3).shape == (4, 3, 3, 2)
+    assert trial.tensor("flat/outputs").value(3).shape == (4, 18)
+    assert trial.tensor("out/outputs").value(0).shape == (4, 3)
+    np.testing.assert_allclose(trial.tensor("out/outputs").value(0).sum(axis=1), 1.0, rtol=1e-5)  # softmax
+    np.testing.assert_allclose(trial.tensor("conv/inputs").value(3), x[12:16])
+    assert trial.tensor("conv/weights/conv/kernel:0").value(0).shape == (3, 3, 1, 2)
+    acc = EventAccumulator(str(tmp_path / "tb" / "TRAIN"), size_guidance={"histograms": 0, "scalars": 0})
+    acc.Reload()
+    assert [e.step for e in acc.Scalars("loss")] == [0, 3, 5]
+    assert "weights/conv/weights/conv/kernel:0" in acc.Tags()["histograms"]
+    assert [e.step for e in acc.Histograms("layers/conv/outputs")] == [0, 3]
