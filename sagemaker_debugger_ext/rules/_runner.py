@@ -201,7 +201,8 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         if fired:
             outcome = RunOutcome(status=EvaluationStatus.ISSUES_FOUND, details=_met_details(req.rule_name, fired[0]), fired_steps=tuple(fired))
         else:
-            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details="", fired_steps=())
+            note = rule.status_note() if isinstance(rule, BuiltinRule) else None
+            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=note or "", fired_steps=())
     except Exception as exc:  # noqa: BLE001 - process boundary: any failure is the Error status
         _log.debug("rule failed", exc_info=True)
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,10 @@ def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
 
 class ClassImbalance(BuiltinRule):
     """Counts labels per class across steps; once ``samples`` labels were seen, fires when
-    largest/smallest class count > ``threshold_imbalance`` or when a class's fraction of
-    mispredictions > ``threshold_misprediction``."""
+    largest/smallest class count > ``threshold_imbalance``. Mispredictions are judged on a
+    trained model: the first ``samples`` labels are the warm-up, then a class fires when
+    its fraction of mispredictions among the most recent ``samples`` (or more, whole
+    steps) labels > ``threshold_misprediction``."""
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
@@ -48,7 +51,7 @@ class ClassImbalance(BuiltinRule):
     def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._counts: dict[int, int] = {}
-        self._wrong: dict[int, int] = {}
+        self._recent: collections.deque[tuple[dict[int, int], dict[int, int]]] = collections.deque()
 
     def evaluate(self, step: int) -> RuleResult:
         labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
@@ -61,10 +64,18 @@ class ClassImbalance(BuiltinRule):
         p = class_ids(preds, self.p["argmax"]) if preds is not None else None
         if p is not None and p.shape != y.shape:
             p = None
+        warm = sum(self._counts.values()) >= self.p["samples"]
+        step_counts: dict[int, int] = {}
+        step_wrong: dict[int, int] = {}
         for c, n in zip(*np.unique(y, return_counts=True), strict=True):
             self._counts[int(c)] = self._counts.get(int(c), 0) + int(n)
+            step_counts[int(c)] = int(n)
             if p is not None:
-                self._wrong[int(c)] = self._wrong.get(int(c), 0) + int(np.count_nonzero(p[y == c] != c))
+                step_wrong[int(c)] = int(np.count_nonzero(p[y == c] != c))
+        if warm and p is not None:
+            self._recent.append((step_counts, step_wrong))
+            while len(self._recent) > 1 and sum(sum(c.values()) for c, _ in list(self._recent)[1:]) >= self.p["samples"]:
+                self._recent.popleft()
         total = sum(self._counts.values())
         if total < self.p["samples"]:
             return RuleResult.insufficient()
@@ -73,10 +84,17 @@ class ClassImbalance(BuiltinRule):
         ratio = self._counts[big] / self._counts[small]
         if ratio > self.p["threshold_imbalance"]:
             findings.append(self.finding(step, f"class {big} has {self._counts[big]} samples, class {small} {self._counts[small]}: imbalance {ratio:.3g} > threshold_imbalance {self.p['threshold_imbalance']:g}", tensor=labels_names[0] if labels_names else None, value=ratio, threshold=self.p["threshold_imbalance"]))
-        for c, wrong in sorted(self._wrong.items()):
-            frac = wrong / self._counts[c]
-            if frac > self.p["threshold_misprediction"]:
-                findings.append(self.finding(step, f"class {c}: {frac:.2f} of {self._counts[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
+        seen_n: dict[int, int] = {}
+        wrong_n: dict[int, int] = {}
+        for counts, wrong in self._recent:
+            for c, n in counts.items():
+                seen_n[c] = seen_n.get(c, 0) + n
+                wrong_n[c] = wrong_n.get(c, 0) + wrong.get(c, 0)
+        if sum(seen_n.values()) >= self.p["samples"]:
+            for c in sorted(seen_n):
+                frac = wrong_n[c] / seen_n[c]
+                if frac > self.p["threshold_misprediction"]:
+                    findings.append(self.finding(step, f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
         return RuleResult.met(*findings) if findings else RuleResult.not_met()
 
 
