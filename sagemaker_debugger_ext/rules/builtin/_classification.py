@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from ..._modes import ModeKeys
 from .._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._series import ends_pass, pass_steps
 
 __all__ = ["ClassImbalance", "Confusion", "class_ids"]
 
@@ -101,7 +103,10 @@ class ClassImbalance(BuiltinRule):
 class Confusion(BuiltinRule):
     """Builds the confusion matrix ``C[label][prediction]`` of each step; for every predicted
     class i, fires when ``C[i][i] / sum_j C[j][i] < min_diag`` or an off-diagonal
-    ``C[j][i] / sum_j C[j][i] > max_off_diag``."""
+    ``C[j][i] / sum_j C[j][i] > max_off_diag``. In EVAL mode the matrix holds the whole
+    evaluation pass, judged at its end (a step's batch alone is noise). ``mode`` (an extension; AWS judges every
+    step) restricts it to one mode's steps, e.g. EVAL: a trained model on held-out data (GLOBAL
+    steps, as XGBoost saves, are always judged)."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -112,6 +117,7 @@ class Confusion(BuiltinRule):
         Param(name="predictions_collection", kind=Kind.STR, default="predictions", doc="collection holding the predictions"),
         Param(name="min_diag", kind=Kind.FLOAT, default=0.9, doc="minimum diagonal share", check=fraction),
         Param(name="max_off_diag", kind=Kind.FLOAT, default=0.1, doc="maximum off-diagonal share", check=fraction),
+        Param(name="mode", kind=Kind.STR, doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)", choices=("EVAL", "TRAIN", "PREDICT")),
     )
 
     def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
@@ -125,13 +131,28 @@ class Confusion(BuiltinRule):
         return None, None
 
     def evaluate(self, step: int) -> RuleResult:
-        lname, labels = self._find(self.p["labels"], self.p["labels_collection"], step)
-        pname, preds = self._find(self.p["predictions"], self.p["predictions_collection"], step)
-        if labels is None or preds is None:
+        if self.p["mode"] and self.base_trial.mode(step) not in (ModeKeys.GLOBAL, ModeKeys[self.p["mode"].upper()]):
             return RuleResult.insufficient()
-        y, p = class_ids(labels), class_ids(preds)
-        if y.shape != p.shape or y.size == 0:
+        steps = [step]
+        if self.base_trial.mode(step) == ModeKeys.EVAL:  # one matrix per evaluation pass, at its end
+            if not ends_pass(self.base_trial, step):
+                return RuleResult.insufficient()
+            steps = pass_steps(self.base_trial, step)
+        ys, ps = [], []
+        lname = pname = None
+        for s in steps:
+            ln, labels = self._find(self.p["labels"], self.p["labels_collection"], s)
+            pn, preds = self._find(self.p["predictions"], self.p["predictions_collection"], s)
+            if labels is None or preds is None:
+                continue
+            y, p = class_ids(labels), class_ids(preds)
+            if y.shape == p.shape and y.size:
+                ys.append(y)
+                ps.append(p)
+                lname, pname = ln, pn
+        if not ys:
             return RuleResult.insufficient()
+        y, p = np.concatenate(ys), np.concatenate(ps)
         k = self.p["category_no"] or int(max(y.max(), p.max())) + 1
         keep = (y >= 0) & (y < k) & (p >= 0) & (p < k)
         matrix = np.zeros((k, k), dtype=np.int64)

@@ -59,11 +59,18 @@ class _LossRule(BuiltinRule):
     def xgboost_candidates(self) -> list[str]:
         return sorted(set(self.select_tensors(["losses", "metrics"])))
 
-    def eval_pass_mean(self, name: str, step: int) -> float | None:
-        """Mean loss of the evaluation pass ending at ``step``; None unless ``step`` ends it."""
-        if self.loss_at(name, step) is None or not ends_pass(self.base_trial, step):
+    def eval_pass(self, name: str, step: int) -> tuple[float, int] | None:
+        """(mean loss, saved losses) of the evaluation pass ending at ``step``; None unless
+        ``step`` ends a pass in which ``name`` was saved."""
+        if not ends_pass(self.base_trial, step):
             return None
-        return self.mean_at(name, pass_steps(self.base_trial, step))
+        values = [v for v in (self.loss_at(name, s) for s in pass_steps(self.base_trial, step)) if v is not None]
+        return (mean(values), len(values)) if values else None
+
+    def eval_pass_mean(self, name: str, step: int) -> float | None:
+        """Mean loss of the evaluation pass ending at ``step`` (see :meth:`eval_pass`)."""
+        found = self.eval_pass(name, step)
+        return None if found is None else found[0]
 
 
 class LossNotDecreasing(_LossRule):
@@ -118,7 +125,9 @@ class LossNotDecreasing(_LossRule):
         seen = False
         n = self.p["num_steps"]
         for name in self.loss_names():
-            if self.loss_at(name, step) is None or self._mode_for(name, step) is not mode:
+            if self.loss_at(name, step) is not None:
+                self._mode_for(name, step)
+            if self._modes.get(name) is not mode:
                 continue
             last = self._last_eval.get(name)
             if last is not None and mode_step < last + n:
@@ -130,6 +139,8 @@ class LossNotDecreasing(_LossRule):
                 history = self._points(name, mode, step)
                 current: list[float] = [now]
             else:
+                if self.loss_at(name, step) is None:
+                    continue
                 history = self._points(name, mode, step)
                 current = [v for m, v in history if m > mode_step - n]
                 now = mean(current)
@@ -264,16 +275,14 @@ class Overtraining(_LossRule):
         mode = self.mode_of(step)[0]
         for name in (n for n in names if n not in metrics):
             v = self.loss_at(name, step)
-            if v is None:
-                continue
-            if mode is ModeKeys.TRAIN:
+            if mode is ModeKeys.TRAIN and v is not None:
                 window = self._train_window.setdefault(name, [])
                 window.append(v)
                 del window[: -self.p["patience_train"]]
                 if len(window) == self.p["patience_train"]:
                     out.append((name, "training", mean(window), 1))
-            elif mode is ModeKeys.EVAL and (m := self.eval_pass_mean(name, step)) is not None:
-                out.append((name, "validation", m, len(pass_steps(self.base_trial, step))))
+            elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
+                out.append((name, "validation", found[0], found[1]))
         return out
 
     def evaluate(self, step: int) -> RuleResult:

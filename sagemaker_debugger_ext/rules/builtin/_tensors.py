@@ -55,7 +55,8 @@ class _SelectedTensorsRule(BuiltinRule):
 
 
 class ExplodingTensor(_SelectedTensorsRule):
-    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``)."""
+    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``). Without a selection every
+    tensor is inspected except XGBoost's ``trees/Split``, NaN by construction at leaves."""
 
     DESCRIPTION = "a tensor has non-finite values: NaN, or ±inf unless only_nan"
     PARAMETERS = (
@@ -63,6 +64,21 @@ class ExplodingTensor(_SelectedTensorsRule):
         _REGEX,
         Param(name="only_nan", kind=Kind.BOOL, default=False, doc="only NaN counts (not ±inf)"),
     )
+
+    NAN_BY_CONSTRUCTION = "trees/Split"  # XGBoost's tree table: leaves have no split value
+
+    def selected(self, trial: Any = None) -> list[str]:
+        names = super().selected(trial)
+        if self.p["tensor_regex"] or self.p["collection_names"]:
+            return names
+        return [n for n in names if n != self.NAN_BY_CONSTRUCTION]
+
+    def status_note(self) -> str | None:
+        note = super().status_note()
+        if self.p["tensor_regex"] or self.p["collection_names"] or not self.base_trial.has_tensor(self.NAN_BY_CONSTRUCTION):
+            return note
+        ignored = f"ignored {self.NAN_BY_CONSTRUCTION} (NaN by construction: XGBoost leaves have no split value)"
+        return f"{note}; {ignored}" if note else ignored
 
     def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
         if not np.issubdtype(value.dtype, np.inexact):
