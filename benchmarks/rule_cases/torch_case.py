@@ -122,6 +122,7 @@ def main() -> None:
         hook.register_module(model)
         hook.set_mode(smd.modes.TRAIN)
         frac1 = 0.05 if fault == "imbalance" else 0.5
+        onset = (onset + 1) // 2  # a TRAIN and an EVAL step per loop step: loop step onset/2 is global step onset
         for step in range(args.steps):
             x, y = _blobs(rng, 256, frac1=frac1)
             labels = y.copy()
