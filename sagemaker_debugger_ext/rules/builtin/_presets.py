@@ -25,9 +25,9 @@ from typing import Any
 __all__ = ["RECOMMENDED_RULE_PARAMETERS", "recommended_rule", "recommended_rule_parameters"]
 
 RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "LossNotDecreasing": MappingProxyType({"mode": "TRAIN", "num_steps": "40", "increase_threshold_percent": "20"}),
+    "LossNotDecreasing": MappingProxyType({"num_steps": "40", "increase_threshold_percent": "20"}),
     "Overtraining": MappingProxyType({"patience_train": "10", "patience_validation": "20", "delta": "0"}),
-    "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.25"}),
+    "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5"}),
     "Confusion": MappingProxyType({"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5"}),
     "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
 })
