@@ -9,7 +9,10 @@ firing is a false negative. "Saved steps" = first firing step - onset (every ste
 
 Jobs run through local mode's ``Estimator(instance_type="local").fit()`` (two at a time);
 ``RULES_BENCH_LAUNCH=direct`` runs the script and the rule processes directly instead.
-Writes ``benchmarks/rules_results.md`` and returns flat metrics.
+Every rule runs with the package's recommended settings (``RECOMMENDED_RULE_PARAMETERS``,
+the settings the healthy-runs benchmark ``bench_rules_healthy`` finds quiet) plus the
+case's tensor selection, so a quiet rule that misses faults shows here.
+Writes its section of ``benchmarks/rules_results.md`` and returns flat metrics.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ CASES_DIR = HERE / "rule_cases"
 SEEDS = (0, 1, 2)
 ONSET = 10
 STALL = {"threshold": "15"}
+# runs long enough for the recommended windows (LossNotDecreasing num_steps, Overtraining patience)
+LONG, LONG_ONSET = 140, 40
 
 # rule -> RuleParameters (strings, as the SDK sends them)
 RULE_PARAMS: dict[str, dict[str, str]] = {
@@ -42,8 +47,8 @@ RULE_PARAMS: dict[str, dict[str, str]] = {
     "DeadRelu": {},
     "TensorVariance": {"tensor_regex": ".*fc1.weight", "max_threshold": "1"},
     "UnchangedTensor": {"collection_names": "weights"},
-    "LossNotDecreasing": {"num_steps": "1"},
-    "Overtraining": {"patience_train": "2", "delta": "0.0001"},
+    "LossNotDecreasing": {},
+    "Overtraining": {},
     "PoorWeightInitialization": {},
     "StalledTrainingRule": STALL,
     "SaturatedActivation": {},
@@ -51,11 +56,18 @@ RULE_PARAMS: dict[str, dict[str, str]] = {
     "Confusion": {},
     "CheckInputImages": {"regex": ".*Net_input_0"},
     "NLPSequenceRatio": {},
-    "Overfit": {"ratio_threshold": "0.5", "patience": "2"},  # one-batch train losses are noisy
+    "Overfit": {},
     "FeatureImportanceOverweight": {},
     "TreeDepth": {"depth": "3"},  # the benchmark grows trees of max_depth 3
     "SimilarAcrossRuns": {},
 }
+
+def rule_params(rule: str) -> dict[str, str]:
+    """The recommended settings (``RECOMMENDED_RULE_PARAMETERS``) plus the case's tensor selection."""
+    from sagemaker_debugger_ext.rules import RECOMMENDED_RULE_PARAMETERS
+
+    return {**RECOMMENDED_RULE_PARAMETERS.get(rule, {}), **RULE_PARAMS[rule]}
+
 
 MLP_RULES = (
     "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "AllZero", "DeadRelu", "TensorVariance",
@@ -65,10 +77,10 @@ MLP_RULES = (
 
 # (job kind, script, hyperparameters, fault onset or None, rules carried)
 JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
-    ("mlp-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, MLP_RULES),
+    ("mlp-clean", "torch_case.py", {"scenario": "mlp", "fault": "none", "steps": str(LONG)}, None, MLP_RULES),
     ("mlp-dead", "torch_case.py", {"scenario": "mlp", "fault": "dead", "onset": str(ONSET)}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
     ("mlp-nan", "torch_case.py", {"scenario": "mlp", "fault": "nan", "onset": str(ONSET)}, ONSET, ("ExplodingTensor",)),
-    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze", "onset": str(ONSET)}, ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
+    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze", "steps": str(LONG), "onset": str(LONG_ONSET)}, LONG_ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
     ("mlp-scale", "torch_case.py", {"scenario": "mlp", "fault": "scale", "onset": str(ONSET)}, ONSET, ("TensorVariance", "SaturatedActivation")),
     ("mlp-badinit", "torch_case.py", {"scenario": "mlp", "fault": "badinit", "onset": "0"}, 0, ("PoorWeightInitialization",)),
     # the hook writes step s when step s+1 starts: a stall before step 10 delays step 9
@@ -133,7 +145,7 @@ def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple
         argv += [f"--{k}", v]
     procs = []
     for rule in rules:
-        params = {"rule_to_invoke": rule, **RULE_PARAMS[rule], **(others if rule == "SimilarAcrossRuns" else {})}
+        params = {"rule_to_invoke": rule, **rule_params(rule), **(others if rule == "SimilarAcrossRuns" else {})}
         (work / f"{rule}.params.json").write_text(json.dumps(params))
         cmd = [sys.executable, "-m", "sagemaker_debugger_ext.rules", "run", "--trial-path", str(debug), "--rule-name", rule,
                "--rule-parameters-file", str(work / f"{rule}.params.json"), "--output-dir", str(work / "rule-output" / rule),
@@ -162,8 +174,8 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
     colls = [CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})}) for n, r in COLLECTIONS[script].items()]
     rule_objs = []
     for rule in rules:
-        fn = getattr(rule_configs, _snake(rule))
-        params = {**RULE_PARAMS[rule], **(others if rule == "SimilarAcrossRuns" else {})}
+        fn = getattr(rule_configs, snake(rule))
+        params = {**rule_params(rule), **(others if rule == "SimilarAcrossRuns" else {})}
         rule_objs.append(Rule.sagemaker(fn(), rule_parameters=params) if params else Rule.sagemaker(fn()))
     est = Estimator(
         entry_point=script,
@@ -180,7 +192,7 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
         base_job_name=f"bench-{work.name}",
     )
     est.fit(wait=False)
-    summary = _wait_for_rules(est)
+    summary = wait_for_rules(est)
     job = est.latest_training_job.name
     out = {}
     for rule in rules:
@@ -192,7 +204,7 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
     return out
 
 
-def _wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, Any]]:
+def wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, Any]]:
     """Poll the local job (0.25 s, not the SDK's 5 s) until it and all its rules are final."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -206,7 +218,7 @@ def _wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, A
         time.sleep(0.25)
 
 
-def _snake(name: str) -> str:
+def snake(name: str) -> str:
     return {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
         name, "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
     )
@@ -288,6 +300,19 @@ def run() -> dict[str, Any]:
     return out
 
 
+def replace_section(path: Path, name: str, text: str) -> None:
+    """Replace the ``name`` section of the markdown file ``path`` (kept between HTML comments), or append it."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    old = path.read_text() if path.exists() else ""
+    block = f"{begin}\n{text.rstrip()}\n{end}\n"
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = (old.rstrip() + "\n\n" if old.strip() else "") + block
+    path.write_text(new)
+
+
 def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, Any]]) -> None:
     lines = [
         "# Rule detection benchmark",
@@ -307,7 +332,7 @@ def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, 
         lines.append(
             f"| {rule} | {d['tp']}/{d['fn']} | {d['fp']}/{d['tn']} | {out[f'rules_{rule}_precision']} | {out[f'rules_{rule}_recall']} | {med} |"
         )
-    (HERE / "rules_results.md").write_text("\n".join(lines) + "\n")
+    replace_section(HERE / "rules_results.md", "detection", "\n".join(lines))
 
 
 if __name__ == "__main__":

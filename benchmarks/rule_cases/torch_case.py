@@ -122,6 +122,7 @@ def main() -> None:
         hook.register_module(model)
         hook.set_mode(smd.modes.TRAIN)
         frac1 = 0.05 if fault == "imbalance" else 0.5
+        onset = (onset + 1) // 2  # a TRAIN and an EVAL step per loop step: loop step onset/2 is global step onset
         for step in range(args.steps):
             x, y = _blobs(rng, 256, frac1=frac1)
             labels = y.copy()
@@ -135,6 +136,15 @@ def main() -> None:
             hook.save_tensor("predictions", out.argmax(dim=1).detach().numpy(), "predictions")
             loss.backward()
             opt.step()
+            hook.set_mode(smd.modes.EVAL)  # one evaluation batch after every training step
+            xe, ye = _blobs(rng, 256, frac1=frac1)
+            if fault == "flip" and step >= onset:
+                ye[ye == 1] = 0
+            with torch.no_grad():
+                pe = model(torch.from_numpy(xe)).argmax(dim=1).numpy()
+            hook.save_tensor("labels", ye, "labels")
+            hook.save_tensor("predictions", pe, "predictions")
+            hook.set_mode(smd.modes.TRAIN)
     elif args.scenario == "image":
         model = Net(3 * 8 * 8, 16, 2)
         opt = torch.optim.SGD(model.parameters(), lr=0.01)

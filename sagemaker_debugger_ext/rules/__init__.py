@@ -26,10 +26,11 @@ from ._req_tensors import RequiredTensors
 from ._result import EvaluationStatus, Finding, RuleResult, RuleStatus
 from ._rule import Rule
 from ._runner import RunOutcome, RunRequest, run_rule
-from .builtin import BUILTIN_RULES
+from .builtin import BUILTIN_RULES, RECOMMENDED_RULE_PARAMETERS, recommended_rule, recommended_rule_parameters
 
 __all__ = [
     "BUILTIN_RULES",
+    "RECOMMENDED_RULE_PARAMETERS",
     "ActionSpec",
     "Actions",
     "EvaluationStatus",
@@ -49,5 +50,7 @@ __all__ = [
     "TensorUnavailableForStep",
     "invoke_rule",
     "parse_action_json",
+    "recommended_rule",
+    "recommended_rule_parameters",
     "run_rule",
 ]

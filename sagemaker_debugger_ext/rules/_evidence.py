@@ -114,8 +114,10 @@ class Evidence:
         message = getattr(first, "message", None) or str(first)
         return f"{head}: {message}"
 
-    def no_issues_found(self) -> str:
+    def no_issues_found(self, note: str | None = None) -> str:
         """What was evaluated, or why nothing (or next to nothing) was ("Not evaluated: ...").
+
+        ``note`` is the rule's own remark (what it ignored, what to set), appended.
 
         A rule whose only evidence is one or two steps at the very start of a long job (the
         first saved step of a collection that saves every 500 steps, in a 320-step job) is
@@ -124,13 +126,14 @@ class Evidence:
         last = _last_step(self.trial)
         if self.evaluated and not _only_the_start(self.steps, last, self._shortest_interval()):
             modes = ", ".join(f"{m} {n}" for m, n in sorted(self.by_mode.items()))
-            return f"No issues found: evaluated {self.evaluated} steps ({modes}), last step {max(self.steps)}."
+            text = f"No issues found: evaluated {self.evaluated} steps ({modes}), last step {max(self.steps)}."
+            return f"{text} {note}." if note else text
         if self.evaluated:
             head = (f"only {self.evaluated} step(s) ({_steps_text(sorted(self.steps))}) had the data this rule needs, "
                     f"and the trial's saved steps end at {last}.")  # fmt: skip
         else:
             head = "0 steps had the data this rule needs."
-        return f"{NOT_EVALUATED}: {head} " + " ".join(self._reasons())
+        return f"{NOT_EVALUATED}: {head} " + " ".join(self._reasons() + ([f"{note}."] if note else []))
 
     def _shortest_interval(self) -> int | None:
         """The smallest save interval of the collections this rule reads (None when unknown)."""

@@ -195,7 +195,10 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
             details = evidence.issues_found(_met_details(req.rule_name, fired[0]), list(getattr(rule, "findings", ())))
             outcome = RunOutcome(status=EvaluationStatus.ISSUES_FOUND, details=details, fired_steps=tuple(fired))
         else:
-            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=evidence.no_issues_found(), fired_steps=())
+            note = rule.status_note() if isinstance(rule, BuiltinRule) else None
+            if note is not None and note == BuiltinRule.status_note(rule):
+                note = None  # the generic "evaluated no step": the evidence says it, with the reason
+            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=evidence.no_issues_found(note), fired_steps=())
     except Exception as exc:  # noqa: BLE001 - process boundary: any failure is the Error status
         _log.debug("rule failed", exc_info=True)
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))

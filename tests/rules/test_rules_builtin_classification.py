@@ -18,11 +18,12 @@ def test_class_imbalance_990_10_fires_at_step_3(make_trial: Callable[..., Any], 
 
 
 def test_class_imbalance_waits_for_samples_and_checks_mispredictions(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
-    """Balanced labels stay silent; a class mostly mispredicted fires once `samples` are seen."""
+    """Balanced labels stay silent; a class mostly mispredicted fires once `samples` labels of
+    warm-up (steps 0-2, 600 labels) and then `samples` more (steps 3-5) were seen."""
     y = np.array([0, 1] * 100)
     wrong = np.where(y == 1, 0, 0)
-    steps = {s: {"labels": y, "predictions": wrong} for s in range(4)}
-    assert fires(ClassImbalance(make_trial(steps))) == 2
+    steps = {s: {"labels": y, "predictions": wrong} for s in range(8)}
+    assert fires(ClassImbalance(make_trial(steps))) == 5
     assert fires(ClassImbalance(make_trial({s: {"labels": y, "predictions": y} for s in range(4)}))) is None
     probs = np.eye(2)[y].astype(np.float32)
     assert fires(ClassImbalance(make_trial({s: {"labels": y, "predictions": probs} for s in range(4)}), argmax="true")) is None

@@ -28,15 +28,16 @@ def test_loss_not_decreasing_historical_vector(make_trial: Callable[..., Any], f
 
 
 def test_loss_not_decreasing_diff_percent(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
-    """With diff_percent=20, 0.42 at step 24 is not 20 % below 0.5 at step 12: fires at 24."""
-    losses = {0: 1.0, 4: 0.9, 8: 0.7, 12: 0.5, 16: 0.2, 20: 0.44, 24: 0.42}
+    """With diff_percent=20, 0.42 at step 30 is not 20 % below 0.5 at step 20: fires at 30."""
+    losses = {0: 1.0, 10: 0.7, 20: 0.5, 30: 0.42, 40: 0.2}
     trial = make_trial(_losses(losses), collections=LOSSES)
-    assert fires(LossNotDecreasing(trial, diff_percent="20")) == 24
+    assert fires(LossNotDecreasing(trial, diff_percent="20")) == 30
     assert fires(LossNotDecreasing(make_trial(_losses({s: 1.0 - 0.1 * i for i, s in enumerate(range(0, 32, 4))}), collections=LOSSES))) is None
 
 
-def test_loss_not_decreasing_prefers_eval_mode(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
-    """With EVAL and TRAIN losses, the flat EVAL loss is judged (TRAIN keeps decreasing)."""
+def test_loss_not_decreasing_judges_mode_of_first_saved_loss(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+    """Without ``mode``, the mode of the loss's first saved step (TRAIN here) is judged; mode=EVAL
+    judges the evaluation passes (the flat EVAL loss fires, the falling TRAIN loss does not)."""
     steps, modes = {}, {}
     for g in range(40):
         if g % 4 == 3:
@@ -44,7 +45,8 @@ def test_loss_not_decreasing_prefers_eval_mode(make_trial: Callable[..., Any], f
         else:
             steps[g], modes[g] = {"loss": np.float32(1.0 / (g + 1))}, (ModeKeys.TRAIN, g - g // 4)
     trial = make_trial(steps, collections=LOSSES, modes=modes)
-    assert fires(LossNotDecreasing(trial, num_steps="2")) == 11
+    assert fires(LossNotDecreasing(trial, num_steps="2", mode="EVAL")) == 11
+    assert fires(LossNotDecreasing(trial, num_steps="2")) is None
     assert fires(LossNotDecreasing(trial, num_steps="2", mode="TRAIN")) is None
 
 
@@ -79,9 +81,10 @@ def test_overfit_patience(make_trial: Callable[..., Any], fires: Callable[..., A
 
 
 def test_overtraining_train_plateau(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
-    """A training loss flat from step 5 fires after patience_train (5) steps without a new optimum."""
+    """A training loss flat from step 5: the mean of the last 5 saved losses reaches 0.5 at
+    step 9 (its last optimum) and fires patience_train (5) steps later."""
     losses = {s: (1.0 - 0.1 * s if s < 5 else 0.5) for s in range(15)}
-    assert fires(Overtraining(make_trial(_losses(losses), collections=LOSSES))) == 10
+    assert fires(Overtraining(make_trial(_losses(losses), collections=LOSSES))) == 14
     decreasing = {s: 1.0 - 0.05 * s for s in range(15)}
     assert fires(Overtraining(make_trial(_losses(decreasing), collections=LOSSES))) is None
 

@@ -66,8 +66,10 @@ def test_tensor_variance(make_trial: Callable[..., Any], fires: Callable[..., An
     trial = make_trial({0: {"w": _w(1.0)}, 1: {"w": _w(100.0)}, 2: {"w": np.ones((4, 3), np.float32)}})
     assert fires(TensorVariance(trial, tensor_regex="w", max_threshold="100")) == 1
     assert fires(TensorVariance(trial, tensor_regex="w", min_threshold="1e-6")) == 2
-    with pytest.raises(RuleParameterError, match="'max_threshold' or 'min_threshold'"):
-        TensorVariance(trial, tensor_regex="w")
+    idle = TensorVariance(trial, tensor_regex="w")  # no threshold: evaluates nothing and says what to set
+    assert fires(idle) is None
+    assert idle.steps_evaluated == 0
+    assert "'max_threshold' and/or 'min_threshold'" in (idle.status_note() or "")
 
 
 def test_unchanged_tensor_fires_at_step_2(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:

@@ -15,6 +15,7 @@ from ._classification import ClassImbalance, Confusion
 from ._gradients import PoorWeightInitialization, VanishingGradient, WeightUpdateRatio
 from ._inputs import CheckInputImages, NLPSequenceRatio
 from ._losses import LossNotDecreasing, Overfit, Overtraining
+from ._presets import RECOMMENDED_RULE_PARAMETERS, recommended_rule, recommended_rule_parameters
 from ._stalled import StalledTrainingRule
 from ._tensors import (
     AllZero,
@@ -28,6 +29,7 @@ from ._xgboost_report import CreateXgboostReport
 
 __all__ = [
     "BUILTIN_RULES",
+    "RECOMMENDED_RULE_PARAMETERS",
     "AllZero",
     "BuiltinRule",
     "CheckInputImages",
@@ -50,6 +52,8 @@ __all__ = [
     "UnchangedTensor",
     "VanishingGradient",
     "WeightUpdateRatio",
+    "recommended_rule",
+    "recommended_rule_parameters",
 ]
 
 BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType({

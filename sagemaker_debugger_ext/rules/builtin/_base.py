@@ -58,6 +58,12 @@ class BuiltinRule(Rule):
     def finalize(self, output_dir: Path) -> None:
         """Called once after the last step (reports write their files here)."""
 
+    def status_note(self) -> str | None:
+        """StatusDetails of a run that ended NoIssuesFound: what was not evaluated, and why (None: nothing to say)."""
+        if self.steps_evaluated:
+            return None
+        return f"{self.rule_name} evaluated no step: no saved step held the tensors it inspects (check the rule's collections and tensor_regex)"
+
     # --- compat bridge ----------------------------------------------------------------
     def invoke_at_step(self, step: int) -> bool:
         """smdebug entry point: evaluate and remember the findings."""

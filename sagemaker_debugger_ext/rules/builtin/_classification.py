@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
 
+from ..._modes import ModeKeys
 from .._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._series import ends_pass, pass_steps
 
 __all__ = ["ClassImbalance", "Confusion", "class_ids"]
 
@@ -32,8 +35,10 @@ def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
 
 class ClassImbalance(BuiltinRule):
     """Counts labels per class across steps; once ``samples`` labels were seen, fires when
-    largest/smallest class count > ``threshold_imbalance`` or when a class's fraction of
-    mispredictions > ``threshold_misprediction``."""
+    largest/smallest class count > ``threshold_imbalance``. Mispredictions are judged on a
+    trained model: the first ``samples`` labels are the warm-up, then a class fires when
+    its fraction of mispredictions among the most recent ``samples`` (or more, whole
+    steps) labels > ``threshold_misprediction``."""
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
@@ -48,7 +53,7 @@ class ClassImbalance(BuiltinRule):
     def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._counts: dict[int, int] = {}
-        self._wrong: dict[int, int] = {}
+        self._recent: collections.deque[tuple[dict[int, int], dict[int, int]]] = collections.deque()
 
     def evaluate(self, step: int) -> RuleResult:
         labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
@@ -61,10 +66,18 @@ class ClassImbalance(BuiltinRule):
         p = class_ids(preds, self.p["argmax"]) if preds is not None else None
         if p is not None and p.shape != y.shape:
             p = None
+        warm = sum(self._counts.values()) >= self.p["samples"]
+        step_counts: dict[int, int] = {}
+        step_wrong: dict[int, int] = {}
         for c, n in zip(*np.unique(y, return_counts=True), strict=True):
             self._counts[int(c)] = self._counts.get(int(c), 0) + int(n)
+            step_counts[int(c)] = int(n)
             if p is not None:
-                self._wrong[int(c)] = self._wrong.get(int(c), 0) + int(np.count_nonzero(p[y == c] != c))
+                step_wrong[int(c)] = int(np.count_nonzero(p[y == c] != c))
+        if warm and p is not None:
+            self._recent.append((step_counts, step_wrong))
+            while len(self._recent) > 1 and sum(sum(c.values()) for c, _ in list(self._recent)[1:]) >= self.p["samples"]:
+                self._recent.popleft()
         total = sum(self._counts.values())
         if total < self.p["samples"]:
             return RuleResult.insufficient()
@@ -73,17 +86,27 @@ class ClassImbalance(BuiltinRule):
         ratio = self._counts[big] / self._counts[small]
         if ratio > self.p["threshold_imbalance"]:
             findings.append(self.finding(step, f"class {big} has {self._counts[big]} samples, class {small} {self._counts[small]}: imbalance {ratio:.3g} > threshold_imbalance {self.p['threshold_imbalance']:g}", tensor=labels_names[0] if labels_names else None, value=ratio, threshold=self.p["threshold_imbalance"]))
-        for c, wrong in sorted(self._wrong.items()):
-            frac = wrong / self._counts[c]
-            if frac > self.p["threshold_misprediction"]:
-                findings.append(self.finding(step, f"class {c}: {frac:.2f} of {self._counts[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
+        seen_n: dict[int, int] = {}
+        wrong_n: dict[int, int] = {}
+        for counts, wrong in self._recent:
+            for c, n in counts.items():
+                seen_n[c] = seen_n.get(c, 0) + n
+                wrong_n[c] = wrong_n.get(c, 0) + wrong.get(c, 0)
+        if sum(seen_n.values()) >= self.p["samples"]:
+            for c in sorted(seen_n):
+                frac = wrong_n[c] / seen_n[c]
+                if frac > self.p["threshold_misprediction"]:
+                    findings.append(self.finding(step, f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
         return RuleResult.met(*findings) if findings else RuleResult.not_met()
 
 
 class Confusion(BuiltinRule):
     """Builds the confusion matrix ``C[label][prediction]`` of each step; for every predicted
     class i, fires when ``C[i][i] / sum_j C[j][i] < min_diag`` or an off-diagonal
-    ``C[j][i] / sum_j C[j][i] > max_off_diag``."""
+    ``C[j][i] / sum_j C[j][i] > max_off_diag``. In EVAL mode the matrix holds the whole
+    evaluation pass, judged at its end (a step's batch alone is noise). ``mode`` (an extension; AWS judges every
+    step) restricts it to one mode's steps, e.g. EVAL: a trained model on held-out data (GLOBAL
+    steps, as XGBoost saves, are always judged)."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -94,6 +117,7 @@ class Confusion(BuiltinRule):
         Param(name="predictions_collection", kind=Kind.STR, default="predictions", doc="collection holding the predictions"),
         Param(name="min_diag", kind=Kind.FLOAT, default=0.9, doc="minimum diagonal share", check=fraction),
         Param(name="max_off_diag", kind=Kind.FLOAT, default=0.1, doc="maximum off-diagonal share", check=fraction),
+        Param(name="mode", kind=Kind.STR, doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)", choices=("EVAL", "TRAIN", "PREDICT")),
     )
 
     def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
@@ -107,13 +131,28 @@ class Confusion(BuiltinRule):
         return None, None
 
     def evaluate(self, step: int) -> RuleResult:
-        lname, labels = self._find(self.p["labels"], self.p["labels_collection"], step)
-        pname, preds = self._find(self.p["predictions"], self.p["predictions_collection"], step)
-        if labels is None or preds is None:
+        if self.p["mode"] and self.base_trial.mode(step) not in (ModeKeys.GLOBAL, ModeKeys[self.p["mode"].upper()]):
             return RuleResult.insufficient()
-        y, p = class_ids(labels), class_ids(preds)
-        if y.shape != p.shape or y.size == 0:
+        steps = [step]
+        if self.base_trial.mode(step) == ModeKeys.EVAL:  # one matrix per evaluation pass, at its end
+            if not ends_pass(self.base_trial, step):
+                return RuleResult.insufficient()
+            steps = pass_steps(self.base_trial, step)
+        ys, ps = [], []
+        lname = pname = None
+        for s in steps:
+            ln, labels = self._find(self.p["labels"], self.p["labels_collection"], s)
+            pn, preds = self._find(self.p["predictions"], self.p["predictions_collection"], s)
+            if labels is None or preds is None:
+                continue
+            y, p = class_ids(labels), class_ids(preds)
+            if y.shape == p.shape and y.size:
+                ys.append(y)
+                ps.append(p)
+                lname, pname = ln, pn
+        if not ys:
             return RuleResult.insufficient()
+        y, p = np.concatenate(ys), np.concatenate(ps)
         k = self.p["category_no"] or int(max(y.max(), p.max())) + 1
         keep = (y >= 0) & (y < k) & (p >= 0) & (p < k)
         matrix = np.zeros((k, k), dtype=np.int64)

@@ -3,6 +3,8 @@ PoorWeightInitialization."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..._modes import ModeKeys
@@ -19,11 +21,26 @@ def _gradient_names(rule: BuiltinRule) -> list[str]:
     return names or rule.select_tensors(regexes=["^gradient"])
 
 
+def _sibling_weight(name: str) -> str | None:
+    """``gradient/<layer>.weight`` for ``gradient/<layer>.bias`` (None for other names)."""
+    head, sep, tail = name.rpartition("bias")
+    return f"{head}weight{tail}" if sep and not tail.strip("_0123456789") else None
+
+
 class VanishingGradient(BuiltinRule):
-    """Fires when the mean absolute value of a gradient drops below ``threshold``."""
+    """Fires when the mean absolute value of a gradient drops below ``threshold``.
+
+    A bias gradient below ``threshold`` while the same layer's weight gradient is above it
+    is zero by construction, not vanishing: the layer's output gradient sums to zero over
+    the batch, as it does for a bias followed by BatchNorm (PyTorch's ``Linear``/``Conv``
+    have ``bias=True`` by default). Such biases are ignored and named in the status details."""
 
     DESCRIPTION = "mean(|gradient|) of a gradient tensor is below threshold"
     PARAMETERS = (Param(name="threshold", kind=Kind.FLOAT, default=1e-7, doc="vanishing level of mean |gradient|", check=non_negative),)
+
+    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self.zero_by_construction: set[str] = set()
 
     def _abs_mean(self, name: str, step: int) -> float | None:
         value = self.value_at(name, step)
@@ -37,17 +54,31 @@ class VanishingGradient(BuiltinRule):
         except (TensorUnavailableForStep, TensorUnavailable):
             return None
 
+    def status_note(self) -> str | None:
+        note = super().status_note()
+        if not self.zero_by_construction:
+            return note
+        ignored = f"ignored bias gradients that are zero by construction (their layer's weight gradient is not vanishing; e.g. a bias before BatchNorm): {', '.join(sorted(self.zero_by_construction))}"
+        return f"{note}; {ignored}" if note else ignored
+
     def evaluate(self, step: int) -> RuleResult:
         findings, seen = [], False
-        for name in _gradient_names(self):
+        names = _gradient_names(self)
+        known = set(names)
+        for name in names:
             m = self._abs_mean(name, step)
             if m is None:
                 continue
             seen = True
-            if m < self.p["threshold"]:
-                findings.append(
-                    self.finding(step, f"mean |{name}| = {m:.3g} < threshold {self.p['threshold']:g}", tensor=name, value=m, threshold=self.p["threshold"])
-                )
+            if m >= self.p["threshold"]:
+                continue
+            sibling = _sibling_weight(name)
+            if sibling in known and (w := self._abs_mean(sibling, step)) is not None and w >= self.p["threshold"]:
+                self.zero_by_construction.add(name)
+                continue
+            findings.append(
+                self.finding(step, f"mean |{name}| = {m:.3g} < threshold {self.p['threshold']:g}", tensor=name, value=m, threshold=self.p["threshold"])
+            )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()

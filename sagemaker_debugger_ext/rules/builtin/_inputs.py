@@ -17,7 +17,8 @@ __all__ = ["CheckInputImages", "NLPSequenceRatio"]
 class CheckInputImages(BuiltinRule):
     """Accumulates per-channel sums of the input images; once ``threshold_samples`` images
     were seen, fires when the absolute per-channel mean exceeds ``threshold_mean``
-    (inputs are expected to be normalised to zero mean)."""
+    (inputs are expected to be normalised to zero mean). The default ``regex`` names
+    MXNet's input; PyTorch models save their input as ``<ModelClass>_input_0``."""
 
     DESCRIPTION = "after threshold_samples images, |per-channel mean| of the inputs > threshold_mean"
     PARAMETERS = (
@@ -32,6 +33,19 @@ class CheckInputImages(BuiltinRule):
         self._sum: dict[str, np.ndarray] = {}
         self._count: dict[str, int] = {}
         self._images: dict[str, int] = {}
+
+    def status_note(self) -> str | None:
+        if self.steps_evaluated:
+            return None
+        pattern = ",".join(self.p["regex"])
+        matched = self.select_tensors(regexes=self.p["regex"])
+        if matched:
+            return f"{self.rule_name} evaluated no step: fewer than threshold_samples={self.p['threshold_samples']} images of {', '.join(matched)} were saved"
+        return (
+            f"{self.rule_name} evaluated no step: no saved tensor matches regex {pattern!r}"
+            " (the default names an MXNet input); for a PyTorch model set regex to '.*<ModelClass>_input_0'"
+            " (e.g. '.*Net_input_0' for class Net) and save it in the 'input_image' collection with the same include_regex"
+        )
 
     def evaluate(self, step: int) -> RuleResult:
         findings, seen = [], False

@@ -1,4 +1,11 @@
-"""Rules over scalar losses: LossNotDecreasing, Overfit, Overtraining."""
+"""Rules over scalar losses: LossNotDecreasing, Overfit, Overtraining.
+
+Losses come in two shapes. Framework hooks save a loss per step in TRAIN and EVAL mode;
+EVAL losses are judged per evaluation pass (the mean of its saved steps, at its last step,
+see :mod:`._series`). XGBoost hooks (this package's and SageMaker's XGBoost container) save
+``<channel>-<metric>`` values per boosting round in GLOBAL mode; ``train-<m>`` and
+``validation-<m>`` are the training and validation losses when ``<m>`` is a loss metric.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +15,9 @@ from ..._modes import ModeKeys
 from .._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._series import ends_pass, eval_passes, lower_is_better, mean, metric_kind, pass_steps
 
 __all__ = ["LossNotDecreasing", "Overfit", "Overtraining"]
-
-_MODE_ORDER = (ModeKeys.EVAL, ModeKeys.TRAIN, ModeKeys.GLOBAL)
 
 
 def _scalar(value: Any) -> float | None:
@@ -20,23 +26,63 @@ def _scalar(value: Any) -> float | None:
     return float(value.reshape(()))
 
 
+def _result(findings: list[Finding], seen: bool) -> RuleResult:
+    if findings:
+        return RuleResult.met(*findings)
+    return RuleResult.not_met() if seen else RuleResult.insufficient()
+
+
 class _LossRule(BuiltinRule):
     def loss_names(self) -> list[str]:
         collections = list(self.p.get("collection_names") or [])
         if self.p.get("use_losses_collection", True):
             collections.append("losses")
-        names = self.select_tensors(collections, self.p.get("tensor_regex") or [])
-        return names
+        return self.select_tensors(collections, self.p.get("tensor_regex") or [])
 
     def loss_at(self, name: str, step: int) -> float | None:
         return _scalar(self.value_at(name, step))
 
+    def mean_at(self, name: str, steps: list[int]) -> float | None:
+        values = [v for v in (self.loss_at(name, s) for s in steps) if v is not None]
+        return mean(values) if values else None
+
+    def metric_names(self, candidates: list[str]) -> dict[str, tuple[str, str]]:
+        """XGBoost loss metrics among ``candidates``: name -> ('training'|'validation', metric)."""
+        return {n: k for n in candidates if (k := metric_kind(n)) and lower_is_better(k[1])}
+
+    def metric_pairs(self, candidates: list[str]) -> list[tuple[str, str]]:
+        """(train-<m>, validation-<m>) pairs of XGBoost loss metrics among ``candidates``."""
+        kinds = self.metric_names(candidates)
+        train = {m: n for n, (kind, m) in kinds.items() if kind == "training"}
+        return sorted((train[m], n) for n, (kind, m) in kinds.items() if kind == "validation" and m in train)
+
+    def xgboost_candidates(self) -> list[str]:
+        return sorted(set(self.select_tensors(["losses", "metrics"])))
+
+    def eval_pass(self, name: str, step: int) -> tuple[float, int] | None:
+        """(mean loss, saved losses) of the evaluation pass ending at ``step``; None unless
+        ``step`` ends a pass in which ``name`` was saved."""
+        if not ends_pass(self.base_trial, step):
+            return None
+        values = [v for v in (self.loss_at(name, s) for s in pass_steps(self.base_trial, step)) if v is not None]
+        return (mean(values), len(values)) if values else None
+
+    def eval_pass_mean(self, name: str, step: int) -> float | None:
+        """Mean loss of the evaluation pass ending at ``step`` (see :meth:`eval_pass`)."""
+        found = self.eval_pass(name, step)
+        return None if found is None else found[0]
+
 
 class LossNotDecreasing(_LossRule):
-    """Every ``num_steps`` (mode steps) compares a scalar loss with the newest saved loss at
-    least ``num_steps`` earlier; fires when it did not drop by ``diff_percent`` percent, or
-    when it rose more than ``increase_threshold_percent`` percent above the best loss seen.
-    Mode: ``mode`` if given, else EVAL, then TRAIN, then GLOBAL (the first with data)."""
+    """Every ``num_steps`` (mode steps) compares the mean loss of the last ``num_steps``
+    steps with the mean of the ``num_steps`` steps before the newest saved loss at least
+    ``num_steps`` earlier; fires when it did not drop by ``diff_percent`` percent, or when it
+    rose more than ``increase_threshold_percent`` percent above the best mean seen. With
+    one saved loss per window this is the plain step-to-step comparison.
+
+    Mode: ``mode`` if given; else, per loss tensor, the mode of its first saved step
+    (TRAIN for a usual training loop, GLOBAL for XGBoost), fixed once. In EVAL mode each
+    evaluation pass is one value (the mean of its saved steps)."""
 
     DESCRIPTION = "every num_steps, the loss did not decrease by diff_percent % versus num_steps earlier"
     PARAMETERS = (
@@ -46,95 +92,98 @@ class LossNotDecreasing(_LossRule):
         Param(name="num_steps", kind=Kind.INT, default=10, doc="minimum steps between compared losses", check=positive),
         Param(name="diff_percent", kind=Kind.FLOAT, default=0.1, doc="required decrease in percent", check=lambda v: None if 0 <= v < 100 else "0 <= diff_percent < 100"),
         Param(name="increase_threshold_percent", kind=Kind.FLOAT, default=5.0, doc="allowed rise above the best loss, percent", check=non_negative),
-        Param(name="mode", kind=Kind.STR, doc="EVAL, TRAIN or GLOBAL (default: first with data)", choices=("EVAL", "TRAIN", "GLOBAL")),
+        Param(name="mode", kind=Kind.STR, doc="EVAL, TRAIN or GLOBAL (default: mode of the loss's first saved step)", choices=("EVAL", "TRAIN", "GLOBAL")),
     )
 
     def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
-        self._last_eval: dict[tuple[str, ModeKeys], int] = {}
-        self._best: dict[tuple[str, ModeKeys], float] = {}
+        self._modes: dict[str, ModeKeys] = {}
+        self._last_eval: dict[str, int] = {}
+        self._best: dict[str, float] = {}
 
-    def _wanted_mode(self, name: str) -> ModeKeys | None:
-        if self.p["mode"]:
-            return ModeKeys[self.p["mode"].upper()]
-        for mode in _MODE_ORDER:
-            if self.steps_of(name, mode):
-                return mode
-        return None
+    def _mode_for(self, name: str, step: int) -> ModeKeys:
+        """Fixed at the first step ``name`` is seen: the ``mode`` parameter or that step's mode."""
+        if name not in self._modes:
+            self._modes[name] = ModeKeys[self.p["mode"].upper()] if self.p["mode"] else self.mode_of(step)[0]
+        return self._modes[name]
+
+    def _points(self, name: str, mode: ModeKeys, step: int) -> list[tuple[int, float]]:
+        """(mode step, value) of ``name`` up to global ``step``: per saved step, or per evaluation pass."""
+        if mode is not ModeKeys.EVAL:
+            steps = [g for g in self.steps_of(name) if g <= step and self.mode_of(g)[0] is mode]
+            return [(self.mode_of(g)[1], v) for g in steps if (v := self.loss_at(name, g)) is not None]
+        out = []
+        for run in eval_passes(self.base_trial, step):
+            m = self.mean_at(name, run)
+            if m is not None:
+                out.append((self.mode_of(run[-1])[1], m))
+        return out
 
     def evaluate(self, step: int) -> RuleResult:
         mode, mode_step = self.mode_of(step)
         findings: list[Finding] = []
         seen = False
+        n = self.p["num_steps"]
         for name in self.loss_names():
-            if self._wanted_mode(name) is not mode:
+            if self.loss_at(name, step) is not None:
+                self._mode_for(name, step)
+            if self._modes.get(name) is not mode:
                 continue
-            now = self.loss_at(name, step)
-            if now is None:
+            last = self._last_eval.get(name)
+            if last is not None and mode_step < last + n:
                 continue
-            key = (name, mode)
-            best = self._best.get(key)
-            self._best[key] = now if best is None else min(best, now)
-            tensor = self.base_trial.tensor(name)
-            earlier = [s for s in tensor.steps(mode=mode) if s <= mode_step - self.p["num_steps"]]
-            last = self._last_eval.get(key)
-            if not earlier or (last is not None and mode_step < last + self.p["num_steps"]):
+            if mode is ModeKeys.EVAL:
+                now = self.eval_pass_mean(name, step)
+                if now is None:
+                    continue
+                history = self._points(name, mode, step)
+                current: list[float] = [now]
+            else:
+                if self.loss_at(name, step) is None:
+                    continue
+                history = self._points(name, mode, step)
+                current = [v for m, v in history if m > mode_step - n]
+                now = mean(current)
+            older = [m for m, _ in history if m <= mode_step - n]
+            if not older:
                 continue
-            base = _scalar(tensor.value(earlier[-1], mode=mode))
-            if base is None:
-                continue
+            base_end = older[-1]
+            base_vals = [v for m, v in history if base_end - n < m <= base_end]
+            if mode is ModeKeys.EVAL:
+                base_vals = [v for m, v in history if m == base_end]
+            base = mean(base_vals)
             seen = True
-            self._last_eval[key] = mode_step
+            self._last_eval[name] = mode_step
+            best = self._best.get(name)
+            self._best[name] = now if best is None else min(best, now)
+            what = "mean " if len(current) > 1 or len(base_vals) > 1 or mode is ModeKeys.EVAL else ""
             required = base - abs(base) * self.p["diff_percent"] / 100.0
             if now > required:
-                findings.append(self.finding(step, f"loss {name} ({mode.name}) is {now:.5g} at step {mode_step}, not below {required:.5g} ({self.p['diff_percent']:g}% under {base:.5g} at step {earlier[-1]})", tensor=name, value=now, threshold=required))
+                findings.append(self.finding(step, f"{what}loss {name} ({mode.name}) is {now:.5g} at step {mode_step}, not below {required:.5g} ({self.p['diff_percent']:g}% under {base:.5g} at step {base_end})", tensor=name, value=now, threshold=required))
             elif best is not None and now > best + abs(best) * self.p["increase_threshold_percent"] / 100.0:
-                findings.append(self.finding(step, f"loss {name} ({mode.name}) rose to {now:.5g}, more than {self.p['increase_threshold_percent']:g}% above the best {best:.5g}", tensor=name, value=now, threshold=best))
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+                findings.append(self.finding(step, f"{what}loss {name} ({mode.name}) rose to {now:.5g}, more than {self.p['increase_threshold_percent']:g}% above the best {best:.5g}", tensor=name, value=now, threshold=best))
+        return _result(findings, seen)
 
 
-_TRAIN_PREFIXES = ("train",)
-_VAL_PREFIXES = ("validation", "valid", "val", "eval", "test")
-
-
-def _metric_kind(name: str) -> tuple[str, str] | None:
-    """('training'|'validation', metric) for XGBoost-style names like ``validation-logloss``."""
-    head, sep, metric = name.rpartition("/")[-1].partition("-")
-    if not sep:
-        return None
-    if head.lower() in _TRAIN_PREFIXES:
-        return "training", metric
-    if head.lower() in _VAL_PREFIXES:
-        return "validation", metric
-    return None
-
-
-def _blocks(rule: BuiltinRule, name: str, step: int) -> tuple[list[int], list[int]]:
-    """(EVAL run ending at ``step``, the TRAIN run just before it), as global steps."""
-    steps = [s for s in rule.steps_of(name) if s <= step]
-    modes = [rule.mode_of(s)[0] for s in steps]
-    i = len(steps) - 1
-    evals: list[int] = []
-    while i >= 0 and modes[i] is ModeKeys.EVAL:
-        evals.append(steps[i])
-        i -= 1
-    trains: list[int] = []
-    while i >= 0 and modes[i] is not ModeKeys.TRAIN:
-        i -= 1
-    while i >= 0 and modes[i] is ModeKeys.TRAIN:
-        trains.append(steps[i])
-        i -= 1
-    return evals[::-1], trains[::-1]
+def _train_block(rule: BuiltinRule, name: str, eval_steps: list[int]) -> list[int]:
+    """Saved TRAIN steps of ``name`` between the previous evaluation pass and ``eval_steps``."""
+    steps = [s for s in rule.steps_of(name) if s < eval_steps[0]]
+    block: list[int] = []
+    for s in reversed(steps):
+        mode = rule.mode_of(s)[0]
+        if mode is ModeKeys.EVAL and block:
+            break
+        if mode is ModeKeys.TRAIN:
+            block.append(s)
+    return block[::-1]
 
 
 class Overfit(_LossRule):
-    """At each EVAL step (from ``start_step``), compares the mean validation loss of the
-    current evaluation with the mean training loss of the training steps just before it;
-    fires when (val - train) / train > ``ratio_threshold`` for ``patience`` evaluations in
-    a row. Without losses (XGBoost), ``validation-<m>`` is compared with ``train-<m>`` at
-    each saved step."""
+    """At the end of each evaluation pass (from ``start_step``), compares the pass's mean
+    validation loss with the mean training loss of the training steps since the previous
+    pass; fires when (val - train) / train > ``ratio_threshold`` for ``patience``
+    evaluation passes in a row. XGBoost: ``validation-<m>`` is compared with ``train-<m>``
+    at each saved boosting round (``<m>`` a loss metric such as ``logloss`` or ``rmse``)."""
 
     DESCRIPTION = "(mean val loss - mean train loss) / mean train loss > ratio_threshold for patience evaluations"
     PARAMETERS = (
@@ -153,11 +202,6 @@ class Overfit(_LossRule):
             return self.select_tensors(regexes=self.p["tensor_regex"])
         return self.select_tensors(["losses"])
 
-    def _metric_pairs(self) -> list[tuple[str, str]]:
-        kinds = {n: k for n in self.select_tensors(["metrics"]) if (k := _metric_kind(n))}
-        train = {m: n for n, (kind, m) in kinds.items() if kind == "training"}
-        return [(train[m], n) for n, (kind, m) in kinds.items() if kind == "validation" and m in train]
-
     def _judge(self, step: int, key: str, val_mean: float, train_mean: float) -> Finding | None:
         ratio = (val_mean - train_mean) / train_mean
         self._count[key] = self._count.get(key, 0) + 1 if ratio > self.p["ratio_threshold"] else 0
@@ -168,44 +212,41 @@ class Overfit(_LossRule):
     def evaluate(self, step: int) -> RuleResult:
         if step < self.p["start_step"]:
             return RuleResult.insufficient()
-        if not self.loss_names() and not self.p["tensor_regex"]:  # XGBoost: train-*/validation-* metrics
-            findings, seen = [], False
-            for train_name, val_name in self._metric_pairs():
-                tr, val = self.loss_at(train_name, step), self.loss_at(val_name, step)
-                if tr is None or val is None or tr <= 0:
-                    continue
-                seen = True
-                found = self._judge(step, val_name, val, tr)
-                if found is not None:
-                    findings.append(found)
-            if findings:
-                return RuleResult.met(*findings)
-            return RuleResult.not_met() if seen else RuleResult.insufficient()
-        if self.mode_of(step)[0] is not ModeKeys.EVAL:
-            return RuleResult.insufficient()
-        findings, seen = [], False
-        for name in self.loss_names():
-            evals, trains = _blocks(self, name, step)
-            if not evals or evals[-1] != step or not trains:
-                continue
-            val = [v for v in (self.loss_at(name, s) for s in evals) if v is not None]
-            tr = [v for v in (self.loss_at(name, s) for s in trains) if v is not None]
-            if not val or not tr or sum(tr) <= 0:
+        findings: list[Finding] = []
+        seen = False
+        names = self.loss_names()
+        candidates = names if self.p["tensor_regex"] else sorted(set(names) | set(self.xgboost_candidates()))
+        pairs = self.metric_pairs(candidates)
+        paired = {n for pair in pairs for n in pair}
+        for train_name, val_name in pairs:  # XGBoost: one value per boosting round
+            tr, val = self.loss_at(train_name, step), self.loss_at(val_name, step)
+            if tr is None or val is None or tr <= 0:
                 continue
             seen = True
-            found = self._judge(step, name, sum(val) / len(val), sum(tr) / len(tr))
-            if found is not None:
+            if (found := self._judge(step, val_name, val, tr)) is not None:
                 findings.append(found)
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        if self.mode_of(step)[0] is ModeKeys.EVAL:
+            for name in (n for n in names if n not in paired):
+                val = self.eval_pass_mean(name, step)
+                if val is None:
+                    continue
+                tr = self.mean_at(name, _train_block(self, name, pass_steps(self.base_trial, step)))
+                if tr is None or tr <= 0:
+                    continue
+                seen = True
+                if (found := self._judge(step, name, val, tr)) is not None:
+                    findings.append(found)
+        return _result(findings, seen)
 
 
 class Overtraining(_LossRule):
     """Fires when the training loss has not reached a new optimum (improved by more than
-    ``delta``) for ``patience_train`` TRAIN steps, or the validation loss for
-    ``patience_validation`` EVAL steps. Without a ``losses`` collection (XGBoost) the
-    ``train-*`` and ``validation-*`` metrics are the training and validation losses."""
+    ``delta``) for ``patience_train`` saved TRAIN steps, or the validation loss for
+    ``patience_validation`` saved EVAL steps. The training loss at a step is the mean of
+    the last ``patience_train`` saved TRAIN losses (one lucky batch does not set an optimum
+    that no later batch can beat); the validation loss is the mean of each evaluation pass,
+    judged at the pass's end (the weights do not change inside a pass). XGBoost:
+    ``train-<m>`` and ``validation-<m>`` loss metrics, one value per boosting round."""
 
     DESCRIPTION = "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
     PARAMETERS = (
@@ -218,34 +259,43 @@ class Overtraining(_LossRule):
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._best: dict[tuple[str, str], float] = {}
         self._since: dict[tuple[str, str], int] = {}
+        self._train_window: dict[str, list[float]] = {}
 
     def loss_names(self) -> list[str]:
         return self.select_tensors(["losses"])
 
-    def _series(self, step: int) -> list[tuple[str, str]]:
-        """(tensor, 'training'|'validation') judged at ``step``: losses by mode, else XGBoost metrics by name."""
+    def _values(self, step: int) -> list[tuple[str, str, float, int]]:
+        """(tensor, 'training'|'validation', value, saved steps it stands for) judged at ``step``."""
         names = self.loss_names()
-        if names:
-            kind = {ModeKeys.TRAIN: "training", ModeKeys.EVAL: "validation"}.get(self.mode_of(step)[0])
-            return [(n, kind) for n in names] if kind else []
-        return [(n, k[0]) for n in self.select_tensors(["metrics"]) if (k := _metric_kind(n))]
+        metrics = self.metric_names(sorted(set(names) | set(self.xgboost_candidates())))
+        out = []
+        for name, (kind, _) in metrics.items():
+            if (v := self.loss_at(name, step)) is not None:
+                out.append((name, kind, v, 1))
+        mode = self.mode_of(step)[0]
+        for name in (n for n in names if n not in metrics):
+            v = self.loss_at(name, step)
+            if mode is ModeKeys.TRAIN and v is not None:
+                window = self._train_window.setdefault(name, [])
+                window.append(v)
+                del window[: -self.p["patience_train"]]
+                if len(window) == self.p["patience_train"]:
+                    out.append((name, "training", mean(window), 1))
+            elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
+                out.append((name, "validation", found[0], found[1]))
+        return out
 
     def evaluate(self, step: int) -> RuleResult:
         findings, seen = [], False
-        for name, which in self._series(step):
+        for name, which, now, weight in self._values(step):
             patience = self.p["patience_train"] if which == "training" else self.p["patience_validation"]
-            now = self.loss_at(name, step)
-            if now is None:
-                continue
             seen = True
             key = (name, which)
             best = self._best.get(key)
             if best is None or now < best - self.p["delta"]:
                 self._best[key], self._since[key] = now, 0
                 continue
-            self._since[key] += 1
+            self._since[key] += weight
             if self._since[key] >= patience:
-                findings.append(self.finding(step, f"{which} loss {name} has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})", tensor=name, value=now, threshold=best - self.p["delta"]))
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+                findings.append(self.finding(step, f"{which} loss {name} ({now:.5g}) has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})", tensor=name, value=now, threshold=best - self.p["delta"]))
+        return _result(findings, seen)

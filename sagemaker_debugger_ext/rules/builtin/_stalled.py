@@ -57,6 +57,9 @@ class StalledTrainingRule(BuiltinRule):
                 raise self._condition_met(step)
             self.sleep(min(self.poll_interval, max(self.p["threshold"] - waited, 0.01)))
 
+    def status_note(self) -> str | None:
+        return None  # it watches the arrival of steps, not tensors: nothing to add
+
     def evaluate(self, step: int) -> RuleResult:
         if self._stalled_at is None:
             return RuleResult.not_met()

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..._exceptions import RuleParameterError
+from ..._modes import ModeKeys
 from .._params import Kind, Param, non_negative, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
@@ -54,7 +55,8 @@ class _SelectedTensorsRule(BuiltinRule):
 
 
 class ExplodingTensor(_SelectedTensorsRule):
-    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``)."""
+    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``). Without a selection every
+    tensor is inspected except XGBoost's ``trees/Split``, NaN by construction at leaves."""
 
     DESCRIPTION = "a tensor has non-finite values: NaN, or ±inf unless only_nan"
     PARAMETERS = (
@@ -62,6 +64,21 @@ class ExplodingTensor(_SelectedTensorsRule):
         _REGEX,
         Param(name="only_nan", kind=Kind.BOOL, default=False, doc="only NaN counts (not ±inf)"),
     )
+
+    NAN_BY_CONSTRUCTION = "trees/Split"  # XGBoost's tree table: leaves have no split value
+
+    def selected(self, trial: Any = None) -> list[str]:
+        names = super().selected(trial)
+        if self.p["tensor_regex"] or self.p["collection_names"]:
+            return names
+        return [n for n in names if n != self.NAN_BY_CONSTRUCTION]
+
+    def status_note(self) -> str | None:
+        note = super().status_note()
+        if self.p["tensor_regex"] or self.p["collection_names"] or not self.base_trial.has_tensor(self.NAN_BY_CONSTRUCTION):
+            return note
+        ignored = f"ignored {self.NAN_BY_CONSTRUCTION} (NaN by construction: XGBoost leaves have no split value)"
+        return f"{note}; {ignored}" if note else ignored
 
     def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
         if not np.issubdtype(value.dtype, np.inexact):
@@ -103,10 +120,12 @@ class AllZero(_SelectedTensorsRule):
 
 
 class TensorVariance(_SelectedTensorsRule):
-    """Fires when a tensor's variance is above ``max_threshold`` or below ``min_threshold``."""
+    """Fires when a tensor's variance is above ``max_threshold`` or below ``min_threshold``.
+    Without a threshold, or without ``collection_names``/``tensor_regex``, there is nothing
+    to compare: the rule evaluates no step and its status details say what to set."""
 
     DESCRIPTION = "a tensor's variance is above max_threshold or below min_threshold"
-    REQUIRE_SELECTION = True
+    DEFAULT_ALL = False
     PARAMETERS = (
         _COLLECTIONS,
         _REGEX,
@@ -114,11 +133,20 @@ class TensorVariance(_SelectedTensorsRule):
         Param(name="min_threshold", kind=Kind.FLOAT, doc="lower bound of the variance"),
     )
 
-    def validate(self) -> None:
-        super().validate()
+    def status_note(self) -> str | None:
+        missing = []
+        if not (self.p["collection_names"] or self.p["tensor_regex"]):
+            missing.append("'collection_names' or 'tensor_regex' (the tensors to inspect, e.g. collection_names=weights)")
         if self.p["max_threshold"] is None and self.p["min_threshold"] is None:
-            msg = f"{self.rule_name}: one of 'max_threshold' or 'min_threshold' must be given (got neither)"
-            raise RuleParameterError(msg, rule_name=self.rule_name)
+            missing.append("'max_threshold' and/or 'min_threshold' (bounds of the variance, e.g. max_threshold=10)")
+        if missing:
+            return f"{self.rule_name} evaluated nothing: set " + " and ".join(missing)
+        return super().status_note()
+
+    def evaluate(self, step: int) -> RuleResult:
+        if self.p["max_threshold"] is None and self.p["min_threshold"] is None:
+            return RuleResult.insufficient()
+        return super().evaluate(step)
 
     def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
         if value.size == 0 or not np.issubdtype(value.dtype, np.number):
@@ -133,7 +161,10 @@ class TensorVariance(_SelectedTensorsRule):
 
 
 class UnchangedTensor(_SelectedTensorsRule):
-    """Fires when a tensor's last ``num_steps`` saved values are all ``np.allclose``."""
+    """Fires when a tensor's last ``num_steps`` saved values are all ``np.allclose``. Only
+    steps in which training could change the tensor are compared: TRAIN steps when the
+    tensor was saved in TRAIN mode (EVAL and PREDICT steps never change weights), else
+    every saved step."""
 
     DESCRIPTION = "a tensor did not change (np.allclose) over its last num_steps saved steps"
     REQUIRE_SELECTION = True
@@ -146,8 +177,24 @@ class UnchangedTensor(_SelectedTensorsRule):
         Param(name="equal_nan", kind=Kind.BOOL, default=False, doc="NaNs compare equal"),
     )
 
+    def _comparable_steps(self, name: str, step: int) -> list[int] | None:
+        """Saved steps of ``name`` up to ``step`` that training could change; None if ``step`` is not one."""
+        if self.steps_of(name, ModeKeys.TRAIN):
+            if self.mode_of(step)[0] is not ModeKeys.TRAIN:
+                return None
+            return [s for s in self.steps_of(name) if s <= step and self.mode_of(s)[0] is ModeKeys.TRAIN]
+        return [s for s in self.steps_of(name) if s <= step]
+
+    def evaluate(self, step: int) -> RuleResult:
+        if self.mode_of(step)[0] in (ModeKeys.EVAL, ModeKeys.PREDICT):
+            return RuleResult.insufficient()
+        return super().evaluate(step)
+
     def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
-        steps = [s for s in self.steps_of(name) if s <= step][-self.p["num_steps"] :]
+        comparable = self._comparable_steps(name, step)
+        if comparable is None:
+            return None
+        steps = comparable[-self.p["num_steps"] :]
         if len(steps) < self.p["num_steps"]:
             return None
         for other in steps[:-1]:
