@@ -56,7 +56,7 @@ def _collections(value: Any) -> list[CollectionConfig] | None:
     return items
 
 
-@attrs.frozen
+@attrs.define
 class DebuggerHookConfig:
     """Where and what the training-side Debugger hook saves (``DebugHookConfig``).
 
@@ -87,7 +87,7 @@ class DebuggerHookConfig:
         return request
 
 
-@attrs.frozen
+@attrs.define
 class TensorBoardOutputConfig:
     """Where TensorBoard event files go (``TensorBoardOutputConfig``).
 

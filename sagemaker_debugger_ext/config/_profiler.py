@@ -61,7 +61,7 @@ def _s3_output_path(value: Any) -> str | None:
     return check_optional_str("ProfilerConfig.s3_output_path", value, max_len=1024)
 
 
-@attrs.frozen
+@attrs.define
 class ProfilerConfig:
     """System monitoring and profiling settings (the request's ``ProfilerConfig``).
 
