@@ -117,7 +117,9 @@ def make_local_session() -> Any:
 
 def is_our_local_session(session: Any) -> bool:
     """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
-    return type(session).__module__.startswith("sagemaker_debugger_ext.") and hasattr(session, "default_output_path")
+    from .local._sdk_hooks import is_our_local_session as check
+
+    return check(session)
 
 
 def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:

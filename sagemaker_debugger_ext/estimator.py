@@ -37,6 +37,7 @@ from .config._hook import DebuggerHookConfig
 from .config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from .config._profiler import ProfilerConfig
 from .config._rules import ProfilerRule, Rule
+from .local._sdk_hooks import apply_local_output_default
 
 __all__ = ["Estimator"]
 
@@ -91,8 +92,7 @@ class Estimator(_sdk_estimator.Estimator):
 
     # --- building the request ----------------------------------------------------------
     def _prepare_for_training(self, job_name: str | None = None) -> None:
-        if self.output_path is None and is_our_local_session(self.sagemaker_session):
-            self.output_path = self.sagemaker_session.default_output_path()
+        apply_local_output_default(self)
         super()._prepare_for_training(job_name=job_name)
 
     def _debugger_inputs(self) -> dict[str, Any]:

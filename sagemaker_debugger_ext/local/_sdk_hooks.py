@@ -1,0 +1,67 @@
+"""What SDK v2 estimators need from our ``LocalSession`` that the session alone cannot provide.
+
+Two SDK functions consult no session method at the point that matters, so they are wrapped
+once (idempotently) when :mod:`._session` is imported. Each wrapper acts only when the
+estimator's or call's session is our ``LocalSession``; for every other session it calls the
+SDK's function unchanged.
+
+* ``EstimatorBase._prepare_for_training``: with no ``output_path``, SDK local mode sets
+  ``""``, so every artifact path helper returns a relative path. With our session the
+  estimator gets :func:`default_output_path` first, as our ``Estimator`` does.
+* ``telemetry_logging._send_telemetry_request``: the SDK sends a request (and, offline,
+  logs tracebacks) after every ``fit()``. Nothing is sent for our session.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+__all__ = ["apply_local_output_default", "install", "is_our_local_session"]
+
+_MARK = "_sagemaker_debugger_ext_wrapped"
+
+
+def is_our_local_session(session: Any) -> bool:
+    """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
+    return type(session).__module__.startswith("sagemaker_debugger_ext.") and hasattr(session, "default_output_path")
+
+
+def apply_local_output_default(estimator: Any) -> None:
+    """Give an estimator without ``output_path`` our session's default output path."""
+    session = getattr(estimator, "sagemaker_session", None)
+    if getattr(estimator, "output_path", None) is None and is_our_local_session(session):
+        estimator.output_path = session.default_output_path()
+
+
+def _wrap_prepare(original: Any) -> Any:
+    @functools.wraps(original)
+    def _prepare_for_training(self: Any, *args: Any, **kwargs: Any) -> Any:
+        apply_local_output_default(self)
+        return original(self, *args, **kwargs)
+
+    setattr(_prepare_for_training, _MARK, True)
+    return _prepare_for_training
+
+
+def _wrap_telemetry(original: Any) -> Any:
+    @functools.wraps(original)
+    def _send_telemetry_request(status: Any, feature_list: Any, session: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if is_our_local_session(session):
+            return None
+        return original(status, feature_list, session, *args, **kwargs)
+
+    setattr(_send_telemetry_request, _MARK, True)
+    return _send_telemetry_request
+
+
+def install() -> None:
+    """Wrap the two SDK functions (once per process)."""
+    from sagemaker import estimator
+    from sagemaker.telemetry import telemetry_logging
+
+    base = estimator.EstimatorBase
+    if not getattr(base._prepare_for_training, _MARK, False):
+        base._prepare_for_training = _wrap_prepare(base._prepare_for_training)
+    if not getattr(telemetry_logging._send_telemetry_request, _MARK, False):
+        telemetry_logging._send_telemetry_request = _wrap_telemetry(telemetry_logging._send_telemetry_request)
