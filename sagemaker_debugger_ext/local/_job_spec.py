@@ -136,10 +136,10 @@ def _channels(request: Mapping[str, Any], base: Path) -> tuple[Channel, ...]:
             msg = field_error_message(field, "an S3DataSource.S3Uri or FileDataSource.FileUri", source)
             raise LocalJobInputError(msg)
         scheme = urlparse(uri).scheme
-        if scheme not in ("s3", "file"):
-            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI", uri)
+        if scheme not in ("s3", "file", ""):
+            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI or a local path", uri)
             raise LocalJobInputError(msg)
-        if scheme == "file":
+        if scheme in ("file", ""):
             path = local_path_of(uri, base)
             if path is None or not path.exists():
                 msg = field_error_message(f"{field} URI of channel {name!r}", "an existing local file or folder", uri)
