@@ -31,6 +31,7 @@ from ._estimator_support import (
     rule_source_resolver,
 )
 from ._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
+from .config._addresses import check_output_address
 from .config._convert import to_framework_profile, to_rule
 from .config._framework_profile import FixedProfilingParameters
 from .config._hook import DebuggerHookConfig
@@ -83,6 +84,8 @@ class Estimator(_sdk_estimator.Estimator):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         arguments = convert_debugger_arguments(bind_arguments(_sdk_estimator.Estimator.__init__, args, kwargs))
+        if arguments.get("output_path") is not None:
+            arguments["output_path"] = check_output_address("output_path", arguments["output_path"])
         if is_local_instance(arguments.get("instance_type")) and arguments.get("sagemaker_session") is None:
             arguments["sagemaker_session"] = make_local_session()
         super().__init__(**arguments)

@@ -14,6 +14,7 @@ from ._checks import (
     type_error,
     value_error,
 )
+from ._addresses import check_output_address
 from ._collection import CollectionConfig
 
 __all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]
@@ -22,7 +23,7 @@ _MAX_COLLECTIONS = 20
 
 
 def _hook_s3(value: Any) -> str | None:
-    return check_optional_str("DebuggerHookConfig.s3_output_path", value, max_len=1024)
+    return check_output_address("DebuggerHookConfig.s3_output_path", value)
 
 
 def _hook_local(value: Any) -> str | None:
@@ -30,7 +31,8 @@ def _hook_local(value: Any) -> str | None:
 
 
 def _tb_s3(value: Any) -> str:
-    return check_str("TensorBoardOutputConfig.s3_output_path", value, max_len=1024)
+    check_str("TensorBoardOutputConfig.s3_output_path", value, max_len=1024)
+    return check_output_address("TensorBoardOutputConfig.s3_output_path", value) or ""
 
 
 def _tb_local(value: Any) -> str | None:

@@ -11,6 +11,7 @@ import attrs
 
 from .._exceptions import ConfigStateError, ConfigValueError
 from ._actions import check_actions, serialize_actions
+from ._addresses import check_output_address
 from ._checks import (
     check_int,
     check_optional_str,
@@ -57,7 +58,7 @@ def _local_path(value: Any) -> str | None:
 
 
 def _s3_path(value: Any) -> str | None:
-    return check_optional_str("s3_output_path", value, max_len=1024)
+    return check_output_address("s3_output_path", value)
 
 
 def _volume(value: Any) -> int | None:

@@ -6,6 +6,7 @@ and reported as :class:`LocalJobInputError` naming the field, the value and what
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -17,10 +18,10 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._exceptions import LocalJobInputError, field_error_message
+from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
 from ._job_store import validate_rule_name
 
-__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec"]
+__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"
@@ -212,6 +213,43 @@ def resolve_job_spec(
         max_runtime_s=int(stopping.get("MaxRuntimeInSeconds") or _DEFAULT_MAX_RUNTIME_S),
         environment=env,
     )
+
+
+_ADDRESS_FIELDS = ("OutputDataConfig", "DebugHookConfig", "TensorBoardOutputConfig", "ProfilerConfig")
+_RULE_LISTS = ("DebugRuleConfigurations", "ProfilerRuleConfigurations")
+
+
+def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> dict[str, Any]:
+    """A copy of ``request`` whose output addresses are s3:// or absolute file:// URIs.
+
+    Plain folders resolve against ``base`` (the caller's folder): the job's processes run
+    elsewhere, so a relative address would otherwise land inside the job store.
+
+    Raises:
+        LocalJobInputError: an address that is neither s3://bucket/..., file://... nor a folder.
+    """
+    from ..config._addresses import resolve_output_address
+
+    out = copy.deepcopy(dict(request))
+
+    def fix(holder: dict[str, Any], field: str) -> None:
+        value = holder.get("S3OutputPath")
+        if not isinstance(value, str) or not value:
+            return
+        try:
+            resolved = resolve_output_address(field, value, base)
+        except ConfigValueError as exc:
+            raise LocalJobInputError(str(exc)) from exc
+        holder["S3OutputPath"] = resolved if "://" in resolved else Path(resolved).as_uri()
+
+    for key in _ADDRESS_FIELDS:
+        if isinstance(out.get(key), dict):
+            fix(out[key], f"{key}.S3OutputPath")
+    for key in _RULE_LISTS:
+        for index, cfg in enumerate(out.get(key) or []):
+            if isinstance(cfg, dict):
+                fix(cfg, f"{key}[{index}].S3OutputPath")
+    return out
 
 
 def output_uri(spec: JobSpec, *parts: str) -> str:
