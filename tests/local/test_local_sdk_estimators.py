@@ -160,6 +160,12 @@ def test_sdk_pytorch_fit_offline_role_name_default_output(objects: str, offline:
     desc = est.latest_training_job.describe()
     assert desc["RoleArn"] == "arn:aws:iam::000000000000:role/SageMakerRole"
     assert desc["TrainingJobStatus"] == "Completed"
+    # What the SDK's integration test asserts on the service's answer.
+    assert desc["DebugRuleConfigurations"][0]["VolumeSizeInGB"] == 0
+    assert desc["DebugRuleConfigurations"][0]["RuleEvaluatorImage"] == est.rules[0].image_uri
+    assert desc["DebugHookConfig"] == est.debugger_hook_config._to_request_dict()
+    assert desc["ProfilingStatus"] == "Enabled"
+    assert desc["ProfilerConfig"]["ProfilingIntervalInMilliseconds"] == 500
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err
     assert "telemetry" not in (out + err).lower()
