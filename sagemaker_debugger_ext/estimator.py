@@ -23,6 +23,7 @@ from . import request as _request
 from ._estimator_support import (
     bind_arguments,
     capture_create_request,
+    check_instances,
     configs_from_description,
     convert_debugger_arguments,
     is_local_instance,
@@ -88,6 +89,7 @@ class Estimator(_sdk_estimator.Estimator):
             arguments["output_path"] = check_output_address("output_path", arguments["output_path"])
         if is_local_instance(arguments.get("instance_type")) and arguments.get("sagemaker_session") is None:
             arguments["sagemaker_session"] = make_local_session()
+        check_instances(arguments)
         super().__init__(**arguments)
         self._pending_debugger: _request.DebuggerRequest | None = None
         self._latest_debugger: _request.DebuggerRequest | None = None

@@ -8,6 +8,7 @@ import attrs
 
 from ._checks import check_str, check_str_map
 from ._convert import is_sdk_object
+from ._hook_params import check_collection_parameters
 
 __all__ = ["CollectionConfig"]
 
@@ -38,6 +39,9 @@ class CollectionConfig:
 
     name: str = attrs.field(converter=_name)
     parameters: dict[str, str] | None = attrs.field(default=None, converter=_params)
+
+    def __attrs_post_init__(self) -> None:
+        check_collection_parameters(f"CollectionConfig({self.name!r}).parameters", self.name, self.parameters)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CollectionConfig) and not is_sdk_object(other, "CollectionConfig"):

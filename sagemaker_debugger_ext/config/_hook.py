@@ -16,6 +16,7 @@ from ._checks import (
 )
 from ._addresses import check_output_address
 from ._collection import CollectionConfig
+from ._hook_params import check_hook_parameters
 
 __all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]
 
@@ -40,7 +41,9 @@ def _tb_local(value: Any) -> str | None:
 
 
 def _hook_params(value: Any) -> dict[str, str] | None:
-    return check_str_map("DebuggerHookConfig.hook_parameters", value, max_items=20)
+    params = check_str_map("DebuggerHookConfig.hook_parameters", value, max_items=20)
+    check_hook_parameters("DebuggerHookConfig.hook_parameters", params)
+    return params
 
 
 def _collections(value: Any) -> list[CollectionConfig] | None:

@@ -21,7 +21,7 @@ import attrs
 from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
 from ._job_store import validate_rule_name
 
-__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
+__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "check_before_training", "resolve_job_spec", "resolve_request_addresses"]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"
@@ -215,8 +215,25 @@ def resolve_job_spec(
     )
 
 
-_ADDRESS_FIELDS = ("OutputDataConfig", "DebugHookConfig", "TensorBoardOutputConfig", "ProfilerConfig")
-_RULE_LISTS = ("DebugRuleConfigurations", "ProfilerRuleConfigurations")
+def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
+    """Warn about unintended settings; raise one error listing every problem found before start.
+
+    Raises:
+        LocalJobInputError: with ``problems``, a list of ``(field, message)``.
+    """
+    import warnings
+
+    from .._request._before_training import request_problems, request_warnings
+
+    for text in request_warnings(request):
+        warnings.warn(text, UserWarning, stacklevel=4)
+    problems = request_problems(request, base_dir=base)
+    if problems:
+        name = request.get("TrainingJobName")
+        lines = "\n".join(f"  - {message}" if field in message else f"  - {field}: {message}" for field, message in problems)
+        error = LocalJobInputError(f"local training job {name!r} was not started: {len(problems)} problem(s):\n{lines}")
+        error.problems = problems  # type: ignore[attr-defined]
+        raise error
 
 
 def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> dict[str, Any]:
@@ -228,6 +245,7 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
     Raises:
         LocalJobInputError: an address that is neither s3://bucket/..., file://... nor a folder.
     """
+    from .._request._before_training import output_addresses
     from ..config._addresses import resolve_output_address
 
     out = copy.deepcopy(dict(request))
@@ -242,13 +260,8 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
             raise LocalJobInputError(str(exc)) from exc
         holder["S3OutputPath"] = resolved if "://" in resolved else Path(resolved).as_uri()
 
-    for key in _ADDRESS_FIELDS:
-        if isinstance(out.get(key), dict):
-            fix(out[key], f"{key}.S3OutputPath")
-    for key in _RULE_LISTS:
-        for index, cfg in enumerate(out.get(key) or []):
-            if isinstance(cfg, dict):
-                fix(cfg, f"{key}[{index}].S3OutputPath")
+    for field, holder in output_addresses(out):
+        fix(holder, field)
     return out
 
 

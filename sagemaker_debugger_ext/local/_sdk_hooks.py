@@ -1,6 +1,6 @@
 """What SDK v2 estimators need from our ``LocalSession`` that the session alone cannot provide.
 
-Three SDK functions consult no session method at the point that matters, so they are wrapped
+Four SDK functions consult no session method at the point that matters, so they are wrapped
 once (idempotently) when :mod:`._session` is imported. Each wrapper acts only when the
 estimator's or call's session is our ``LocalSession``; for every other session it calls the
 SDK's function unchanged.
@@ -8,6 +8,8 @@ SDK's function unchanged.
 * ``EstimatorBase._prepare_for_training``: with no ``output_path``, SDK local mode sets
   ``""``, so every artifact path helper returns a relative path. With our session the
   estimator gets :func:`default_output_path` first, as our ``Estimator`` does.
+* ``EstimatorBase._set_source_s3_uri``: a custom rule's local source is used in place
+  (``file://``), not uploaded to the default bucket.
 * ``_TrainingJob._get_train_args``: plain local paths given to ``fit()`` become ``file://``
   URIs (the SDK rejects them).
 * ``telemetry_logging._send_telemetry_request``: the SDK sends a request (and, offline,
@@ -63,6 +65,19 @@ def _wrap_train_args(original: Any) -> Any:
     return classmethod(_get_train_args)
 
 
+def _wrap_rule_source(original: Any) -> Any:
+    @functools.wraps(original)
+    def _set_source_s3_uri(self: Any, rule: Any) -> Any:
+        source = (rule.rule_parameters or {}).get("source_s3_uri")
+        if is_our_local_session(getattr(self, "sagemaker_session", None)) and isinstance(source, str) and not source.startswith("s3://"):
+            rule.rule_parameters["source_s3_uri"] = Path(source.removeprefix("file://")).expanduser().resolve().as_uri()
+            return None
+        return original(self, rule)
+
+    setattr(_set_source_s3_uri, _MARK, True)
+    return _set_source_s3_uri
+
+
 def _wrap_prepare(original: Any) -> Any:
     @functools.wraps(original)
     def _prepare_for_training(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -92,6 +107,8 @@ def install() -> None:
     base = estimator.EstimatorBase
     if not getattr(base._prepare_for_training, _MARK, False):
         base._prepare_for_training = _wrap_prepare(base._prepare_for_training)
+    if not getattr(base._set_source_s3_uri, _MARK, False):
+        base._set_source_s3_uri = _wrap_rule_source(base._set_source_s3_uri)
     if not getattr(estimator._TrainingJob._get_train_args, _MARK, False):
         estimator._TrainingJob._get_train_args = _wrap_train_args(estimator._TrainingJob._get_train_args)
     if not getattr(telemetry_logging._send_telemetry_request, _MARK, False):
