@@ -27,7 +27,6 @@ from ._estimator_support import (
     configs_from_description,
     convert_debugger_arguments,
     is_local_instance,
-    is_our_local_session,
     make_local_session,
     rule_source_resolver,
 )

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .._exceptions import ConfigValueError, HookConfigError, RuleParameterError, field_error_message
+from .._exceptions import (
+    ConfigValueError,
+    HookConfigError,
+    RuleParameterError,
+    field_error_message,
+)
 
 __all__ = ["output_addresses", "request_problems", "request_warnings"]
 

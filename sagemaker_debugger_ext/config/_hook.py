@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from ._addresses import check_output_address
 from ._checks import (
     check_optional_str,
     check_str,
@@ -14,7 +15,6 @@ from ._checks import (
     type_error,
     value_error,
 )
-from ._addresses import check_output_address
 from ._collection import CollectionConfig
 from ._hook_params import check_hook_parameters
 

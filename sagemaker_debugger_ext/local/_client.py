@@ -17,7 +17,11 @@ from typing import Any
 
 from .._exceptions import LocalJobInputError, field_error_message
 from ._describe import describe_response, summary_response, training_job_arn
-from ._job_spec import check_before_training, resolve_job_spec, resolve_request_addresses
+from ._job_spec import (
+    check_before_training,
+    resolve_job_spec,
+    resolve_request_addresses,
+)
 from ._job_store import (
     LAUNCH_FILE,
     JobPaths,

@@ -21,7 +21,7 @@ import attrs
 from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
 from ._job_store import validate_rule_name
 
-__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "check_before_training", "resolve_job_spec", "resolve_request_addresses"]
+__all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"

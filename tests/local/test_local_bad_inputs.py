@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 import sagemaker_debugger_ext as sdx
-from sagemaker_debugger_ext._exceptions import ConfigTypeError, ConfigValueError, DebuggerExtError, LocalJobInputError
+from sagemaker_debugger_ext._exceptions import (
+    ConfigTypeError,
+    ConfigValueError,
+    DebuggerExtError,
+    LocalJobInputError,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -215,9 +220,9 @@ def test_hook_off_with_rules_warns_rules_have_no_data(tmp_path: Path, monkeypatc
     request = _request(DebugRuleConfigurations=[_builtin({})])
     del request["DebugHookConfig"]
     client = LocalTrainingClient(settings={"StartMonitor": False}, region="us-west-2")
-    with pytest.warns(UserWarning, match=r"Debugger rules \['LossNotDecreasing'\] will have no data"):
-        with pytest.raises(LocalJobInputError):  # stop before starting: make it fail on a second problem
-            client.create_training_job(**{**request, "ResourceConfig": {"InstanceType": "local", "InstanceCount": 0}})
+    # A second problem (InstanceCount 0) stops the job before it starts; the warning comes first.
+    with pytest.warns(UserWarning, match=r"Debugger rules \['LossNotDecreasing'\] will have no data"), pytest.raises(LocalJobInputError):
+        client.create_training_job(**{**request, "ResourceConfig": {"InstanceType": "local", "InstanceCount": 0}})
     _no_job_started()
 
 
