@@ -128,8 +128,11 @@ class BaseHook(NeverCrashGuard):
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
         self._atexit: Any = None
-        # finished steps' files are written by one thread; at most 4 steps wait (memory bound)
-        self._background = BackgroundWriter(max_pending=4) if background_writes else None
+        # A finished step's files are written by one thread while the next step trains. At
+        # most one step is ever handed over and unwritten: the hand-over of step N waits for
+        # step N-1's files (written long before, in practice), so a killed process loses at
+        # most the step in training and the one just left (atomic files: never half of one).
+        self._background = BackgroundWriter(max_pending=1) if background_writes else None
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod
@@ -268,6 +271,12 @@ class BaseHook(NeverCrashGuard):
             if due:
                 del self._pending[name]
                 self._output_for_step().write_tensor(name, array, dtype, due)
+
+    def _flush_writes(self) -> None:
+        """Wait until every finished step is on disk (the hook stays open): for frameworks
+        that leave the hook for long, e.g. XGBoost's ``after_training``."""
+        if self._background is not None:
+            self._background.flush()
 
     # --- saving ------------------------------------------------------------------------------
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
