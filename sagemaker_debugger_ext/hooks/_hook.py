@@ -392,5 +392,13 @@ class BaseHook(NeverCrashGuard):
         if self._metrics is not None:
             self._metrics.close()
 
+    def _cleanup(self) -> None:
+        """smdebug's name for what ``close()`` does (scripts and tests call it)."""
+        self.close()
+
+    def _get_worker_name(self) -> str:
+        """smdebug's accessor for this process's worker name, e.g. ``worker_0``."""
+        return self.worker
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} out_dir={self.out_dir!r} step={self.step} mode={self.mode.name}>"

@@ -119,3 +119,15 @@ def test_module_names_attribute_and_map() -> None:
     assert [m._module_name for m in net.modules()] == ["Net", "block", "block.0", "block.1"]
     assert hook.module_maps[net.block[1]] == "block.1"
     smd.del_hook()
+
+
+def test_smdebug_private_names_scripts_call(tmp_path: Path) -> None:
+    """``hook._cleanup()`` closes the run and ``_get_worker_name()`` names the worker (smdebug)."""
+    model = _model()
+    hook = smd.Hook(out_dir=str(tmp_path), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    hook.register_module(model)
+    model(torch.randn(2, 4))
+    assert hook._get_worker_name() == "worker_0"
+    hook._cleanup()
+    assert (tmp_path / "training_job_end.ts").exists()
+    assert create_trial(str(tmp_path)).steps() == [0]
