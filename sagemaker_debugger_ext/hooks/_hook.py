@@ -392,6 +392,16 @@ class BaseHook(NeverCrashGuard):
         if self._metrics is not None:
             self._metrics.close()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # torch.save(model) pickles the modules' hooks: the hook itself is never pickled (smdebug)
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # an unpickled hook (inside a loaded model) is inert: it saves nothing and never fails
+        self._disabled = self._closed = True
+        self._metrics = None
+        self._due = NOTHING_DUE
+
     def _cleanup(self) -> None:
         """smdebug's name for what ``close()`` does (scripts and tests call it)."""
         self.close()

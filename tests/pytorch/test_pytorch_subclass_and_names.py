@@ -131,3 +131,16 @@ def test_smdebug_private_names_scripts_call(tmp_path: Path) -> None:
     hook._cleanup()
     assert (tmp_path / "training_job_end.ts").exists()
     assert create_trial(str(tmp_path)).steps() == [0]
+
+
+def test_model_with_hook_can_be_saved_and_loaded(tmp_path: Path) -> None:
+    """torch.save(model) does not pickle the hook (smdebug); the loaded model runs, hook inert."""
+    model = _model()
+    hook = smd.Hook(out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    hook.register_module(model)
+    model(torch.randn(2, 4)).sum().backward()
+    torch.save(model, tmp_path / "model.pt")
+    loaded = torch.load(tmp_path / "model.pt", weights_only=False)
+    loaded(torch.randn(2, 4)).sum().backward()
+    hook.close()
+    assert create_trial(str(tmp_path / "run")).steps() == [0]
