@@ -24,6 +24,7 @@ from .config._rules import RuleBase
 __all__ = [
     "bind_arguments",
     "capture_create_request",
+    "check_instances",
     "configs_from_description",
     "convert_debugger_arguments",
     "is_local_instance",
@@ -57,6 +58,12 @@ def _convert_rules(value: Any) -> list[RuleBase] | None:
     from .config._rules import Rule
 
     rules = [to_rule(rule, field=f"rules[{i}]") for i, rule in enumerate(value)]
+    seen: dict[str, int] = {}
+    for index, rule in enumerate(rules):
+        if rule.name in seen:
+            expected = f"unique rule names (rules[{seen[rule.name]}] has the same name; pass name=... to Rule.sagemaker)"
+            raise ConfigValueError(field_error_message(f"rules[{index}].name", expected, rule.name), field=f"rules[{index}].name", value=rule.name)
+        seen[rule.name] = index
     n_debugger = sum(isinstance(rule, Rule) for rule in rules)
     n_profiler = len(rules) - n_debugger
     if n_debugger > _MAX_RULES or n_profiler > _MAX_RULES:
@@ -97,6 +104,19 @@ def convert_debugger_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def check_instances(arguments: dict[str, Any]) -> None:
+    """``instance_count`` >= 1; ``instance_type`` local/local_gpu with our LocalSession."""
+    from ._exceptions import ConfigValueError
+
+    count = arguments.get("instance_count")
+    if isinstance(count, (int, float, str)) and (isinstance(count, (bool, float, str)) or count < 1):
+        raise ConfigValueError(field_error_message("instance_count", "an integer >= 1", count), field="instance_count", value=count)
+    kind = arguments.get("instance_type")
+    if is_our_local_session(arguments.get("sagemaker_session")) and isinstance(kind, str) and not is_local_instance(kind):
+        expected = "'local' or 'local_gpu' with LocalSession (local mode runs on this machine; use a SageMaker session for ml.* instances)"
+        raise ConfigValueError(field_error_message("instance_type", expected, kind), field="instance_type", value=kind)
+
+
 def is_local_instance(instance_type: Any) -> bool:
     """True for ``local`` / ``local_gpu``."""
     return instance_type in ("local", "local_gpu")
@@ -117,7 +137,9 @@ def make_local_session() -> Any:
 
 def is_our_local_session(session: Any) -> bool:
     """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
-    return type(session).__module__.startswith("sagemaker_debugger_ext.") and hasattr(session, "default_output_path")
+    from .local._sdk_hooks import is_our_local_session as check
+
+    return check(session)
 
 
 def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:

@@ -23,21 +23,23 @@ from . import request as _request
 from ._estimator_support import (
     bind_arguments,
     capture_create_request,
+    check_instances,
     configs_from_description,
     convert_debugger_arguments,
     is_local_instance,
-    is_our_local_session,
     make_local_session,
     rule_source_resolver,
 )
 from ._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
 from ._sdk_notices import no_v2_class_notice
+from .config._addresses import check_output_address
 from .config._convert import to_framework_profile, to_rule
 from .config._framework_profile import FixedProfilingParameters
 from .config._hook import DebuggerHookConfig
 from .config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from .config._profiler import ProfilerConfig
 from .config._rules import ProfilerRule, Rule
+from .local._sdk_hooks import apply_local_output_default
 
 __all__ = ["Estimator"]
 
@@ -83,8 +85,11 @@ class Estimator(_sdk_estimator.Estimator):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         arguments = convert_debugger_arguments(bind_arguments(_sdk_estimator.Estimator.__init__, args, kwargs))
+        if arguments.get("output_path") is not None:
+            arguments["output_path"] = check_output_address("output_path", arguments["output_path"])
         if is_local_instance(arguments.get("instance_type")) and arguments.get("sagemaker_session") is None:
             arguments["sagemaker_session"] = make_local_session()
+        check_instances(arguments)
         with no_v2_class_notice():  # this class is built on v2 on purpose: no "use ModelTrainer"
             super().__init__(**arguments)
         self._pending_debugger: _request.DebuggerRequest | None = None
@@ -93,8 +98,7 @@ class Estimator(_sdk_estimator.Estimator):
 
     # --- building the request ----------------------------------------------------------
     def _prepare_for_training(self, job_name: str | None = None) -> None:
-        if self.output_path is None and is_our_local_session(self.sagemaker_session):
-            self.output_path = self.sagemaker_session.default_output_path()
+        apply_local_output_default(self)
         super()._prepare_for_training(job_name=job_name)
 
     def _debugger_inputs(self) -> dict[str, Any]:

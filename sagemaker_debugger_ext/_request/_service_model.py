@@ -71,10 +71,18 @@ class _Walker:
         for name, member_value in value.items():
             member = shape.members.get(name)
             child = _join(path, name)
-            if member is None:
+            if member is None and self.allow_local_uris and shape.name == "DataSource" and name == "FileDataSource":
+                self._file_data_source(member_value, child)
+            elif member is None:
                 self.add(child, f"is not a member of {shape.name}")
             elif member_value is not None:
                 self.walk(member, member_value, child)
+
+    def _file_data_source(self, value: Any, path: str) -> None:
+        """Local mode's ``FileDataSource`` (not in the service model): ``{"FileUri": str, ...}``."""
+        uri = value.get("FileUri") if isinstance(value, dict) else None
+        if not isinstance(uri, str) or not uri:
+            self.add(_join(path, "FileUri"), f"must be a file:// URI or a local path (got {uri!r})")
 
     def _list(self, shape: Any, value: Any, path: str) -> None:
         if not isinstance(value, (list, tuple)):

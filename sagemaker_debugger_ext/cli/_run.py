@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hyperparameter", "-p", action="append", default=[], metavar="K=V", help="passed to the script as --K V"
     )
-    parser.add_argument("--output", metavar="URI", help="output path (file:// or s3://; default ./sagemaker-local-output/)")
+    parser.add_argument("--output", metavar="URI", help="output path (s3://bucket/..., file://... or a folder; default ./sagemaker-local-output/)")
     parser.add_argument("--instance-count", type=int, default=1, metavar="N", help="training processes (hosts)")
     parser.add_argument("--save-interval", type=int, metavar="N", help="save the rules' collections every N steps")
     parser.add_argument("--job-name", metavar="NAME", help="job name (default: generated)")
@@ -56,6 +56,7 @@ def _hyperparameters(items: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     """Start (and by default follow) the job; exit 0 when it Completed or was Stopped by a rule."""
     from ..config import DebuggerHookConfig
+    from ..config._addresses import check_output_address
     from ..estimator import Estimator
 
     # Offline, SDK v2 logs a traceback when its telemetry request fails; the CLI hides it.
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not script.is_file():
         msg = field_error_message("SCRIPT", "an existing file", args.script)
         raise ConfigValueError(msg, field="SCRIPT", value=args.script)
+    output = None if args.output is None else check_output_address("--output", args.output)
     if args.event_handler:  # the CLI's own process: the local client reads handlers from its environment
         import json
         import os
@@ -89,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         hyperparameters=_hyperparameters(args.hyperparameter),
         rules=rules or None,
         debugger_hook_config=hook,
-        output_path=args.output,
+        output_path=output,
     )
     from sagemaker.exceptions import UnexpectedStatusException
 

@@ -1,7 +1,8 @@
 """SDK-compatible Debugger and profiler config objects (no I/O, no ``sagemaker`` import).
 
 Same names, constructor signatures, defaults and request dicts as ``sagemaker.debugger``
-(SDK v2). Objects are frozen attrs classes: derive changed copies with ``attrs.evolve``.
+(SDK v2). Objects are mutable attrs classes whose fields are validated on assignment, so SDK v2
+estimators can write to them as they do to their own; ``attrs.evolve`` derives changed copies.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from typing import Any
 import attrs
 
 from ._checks import check_str, check_str_map
+from ._convert import is_sdk_object
+from ._hook_params import check_collection_parameters
 
 __all__ = ["CollectionConfig"]
 
@@ -19,7 +21,7 @@ def _params(value: Any) -> dict[str, str] | None:
     return check_str_map("CollectionConfig.parameters", value, max_items=100)
 
 
-@attrs.frozen(eq=False)
+@attrs.define(eq=False)
 class CollectionConfig:
     """A tensor collection to save, as in ``sagemaker.debugger.CollectionConfig``.
 
@@ -38,8 +40,11 @@ class CollectionConfig:
     name: str = attrs.field(converter=_name)
     parameters: dict[str, str] | None = attrs.field(default=None, converter=_params)
 
+    def __attrs_post_init__(self) -> None:
+        check_collection_parameters(f"CollectionConfig({self.name!r}).parameters", self.name, self.parameters)
+
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CollectionConfig):
+        if not isinstance(other, CollectionConfig) and not is_sdk_object(other, "CollectionConfig"):
             return NotImplemented
         return self.name == other.name and self.parameters == other.parameters
 

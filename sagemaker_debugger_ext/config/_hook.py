@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from ._addresses import check_output_address
 from ._checks import (
     check_optional_str,
     check_str,
@@ -15,6 +16,7 @@ from ._checks import (
     value_error,
 )
 from ._collection import CollectionConfig
+from ._hook_params import check_hook_parameters
 
 __all__ = ["DebuggerHookConfig", "TensorBoardOutputConfig"]
 
@@ -22,7 +24,7 @@ _MAX_COLLECTIONS = 20
 
 
 def _hook_s3(value: Any) -> str | None:
-    return check_optional_str("DebuggerHookConfig.s3_output_path", value, max_len=1024)
+    return check_output_address("DebuggerHookConfig.s3_output_path", value)
 
 
 def _hook_local(value: Any) -> str | None:
@@ -30,7 +32,8 @@ def _hook_local(value: Any) -> str | None:
 
 
 def _tb_s3(value: Any) -> str:
-    return check_str("TensorBoardOutputConfig.s3_output_path", value, max_len=1024)
+    check_str("TensorBoardOutputConfig.s3_output_path", value, max_len=1024)
+    return check_output_address("TensorBoardOutputConfig.s3_output_path", value) or ""
 
 
 def _tb_local(value: Any) -> str | None:
@@ -38,7 +41,9 @@ def _tb_local(value: Any) -> str | None:
 
 
 def _hook_params(value: Any) -> dict[str, str] | None:
-    return check_str_map("DebuggerHookConfig.hook_parameters", value, max_items=20)
+    params = check_str_map("DebuggerHookConfig.hook_parameters", value, max_items=20)
+    check_hook_parameters("DebuggerHookConfig.hook_parameters", params)
+    return params
 
 
 def _collections(value: Any) -> list[CollectionConfig] | None:
@@ -56,7 +61,7 @@ def _collections(value: Any) -> list[CollectionConfig] | None:
     return items
 
 
-@attrs.frozen
+@attrs.define
 class DebuggerHookConfig:
     """Where and what the training-side Debugger hook saves (``DebugHookConfig``).
 
@@ -87,7 +92,7 @@ class DebuggerHookConfig:
         return request
 
 
-@attrs.frozen
+@attrs.define
 class TensorBoardOutputConfig:
     """Where TensorBoard event files go (``TensorBoardOutputConfig``).
 

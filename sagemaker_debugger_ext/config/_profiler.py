@@ -7,7 +7,8 @@ from typing import Any
 import attrs
 
 from .._exceptions import ConfigValueError
-from ._checks import check_bool, check_int, check_optional_str
+from ._addresses import check_output_address
+from ._checks import check_bool, check_int
 from ._framework_profile import FixedProfilingParameters, FrameworkProfile
 
 __all__ = ["Profiler", "ProfilerConfig"]
@@ -58,10 +59,10 @@ def _profile(value: Any) -> Profiler | None:
 
 
 def _s3_output_path(value: Any) -> str | None:
-    return check_optional_str("ProfilerConfig.s3_output_path", value, max_len=1024)
+    return check_output_address("ProfilerConfig.s3_output_path", value)
 
 
-@attrs.frozen
+@attrs.define
 class ProfilerConfig:
     """System monitoring and profiling settings (the request's ``ProfilerConfig``).
 

@@ -10,7 +10,8 @@ from typing import Any
 import attrs
 
 from .._exceptions import ConfigStateError, ConfigValueError
-from ._actions import check_actions
+from ._actions import check_actions, serialize_actions
+from ._addresses import check_output_address
 from ._checks import (
     check_int,
     check_optional_str,
@@ -57,7 +58,7 @@ def _local_path(value: Any) -> str | None:
 
 
 def _s3_path(value: Any) -> str | None:
-    return check_optional_str("s3_output_path", value, max_len=1024)
+    return check_output_address("s3_output_path", value)
 
 
 def _volume(value: Any) -> int | None:
@@ -121,7 +122,7 @@ def _same_actions(a: Any, b: Any) -> bool:
     return bool(_action_key(a) == _action_key(b))
 
 
-@attrs.frozen
+@attrs.define
 class RuleBase:
     """Fields shared by :class:`Rule` and :class:`ProfilerRule` (same order as the SDK)."""
 
@@ -145,7 +146,7 @@ class RuleBase:
         return value if isinstance(value, str) else None
 
 
-@attrs.frozen
+@attrs.define
 class Rule(RuleBase):
     """A Debugger rule (``DebugRuleConfiguration``), as ``sagemaker.debugger.Rule``.
 
@@ -250,6 +251,19 @@ class Rule(RuleBase):
             actions=actions,
         )
 
+    def prepare_actions(self, training_job_name: str) -> None:
+        """Set (or drop) the ``action_json`` rule parameter for ``training_job_name``, as the SDK does.
+
+        SDK v2 estimators call this during ``fit()``. Unlike the SDK, the action objects are
+        not modified and a bare ``Email``/``SMS`` action works.
+        """
+        if self.rule_parameters is None:
+            self.rule_parameters = {}
+        if self.actions is None:
+            self.rule_parameters.pop("action_json", None)
+            return
+        self.rule_parameters["action_json"] = serialize_actions(self.actions, training_job_name)
+
     def to_debugger_rule_config_dict(self) -> dict[str, Any]:
         """Return this rule's ``DebugRuleConfiguration`` as the SDK builds it (no defaults applied)."""
         return _rule_dict(self, stringify=False)
@@ -286,7 +300,7 @@ def _rule_dict(rule: RuleBase, *, stringify: bool) -> dict[str, Any]:
     return request
 
 
-@attrs.frozen
+@attrs.define
 class ProfilerRule(RuleBase):
     """A profiler rule (``ProfilerRuleConfiguration``), as ``sagemaker.debugger.ProfilerRule``.
 
@@ -357,3 +371,12 @@ class ProfilerRule(RuleBase):
     def to_profiler_rule_config_dict(self) -> dict[str, Any]:
         """Return this rule's ``ProfilerRuleConfiguration``; parameter values are ``str()``-ed as in the SDK."""
         return _rule_dict(self, stringify=True)
+
+
+def _register_with_sdk() -> None:
+    from ._sdk_types import register_rule_classes
+
+    register_rule_classes(Rule, ProfilerRule)
+
+
+_register_with_sdk()

@@ -20,7 +20,11 @@ from .._exceptions import LocalJobInputError, field_error_message
 from ._describe import describe_response, summary_response, training_job_arn
 from ._event_callables import CallableFollower
 from ._events import handler_specs
-from ._job_spec import resolve_job_spec
+from ._job_spec import (
+    check_before_training,
+    resolve_job_spec,
+    resolve_request_addresses,
+)
 from ._job_store import (
     LAUNCH_FILE,
     JobPaths,
@@ -95,6 +99,8 @@ class LocalTrainingClient:
             msg = f"a local training job named {name!r} already exists in {self.store.root}; choose another job name"
             raise JobAlreadyExistsError(msg, job_name=name)
         caller_cwd = str(Path.cwd())
+        check_before_training(request, caller_cwd)
+        request = resolve_request_addresses(request, caller_cwd)
         spec = resolve_job_spec(request, default_output_path=output_default, base_dir=caller_cwd)
         handlers = handler_specs(
             self.settings.get("EventHandlers") or (),

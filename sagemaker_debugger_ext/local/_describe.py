@@ -116,8 +116,33 @@ def describe_response(
         out["ProfilerRuleEvaluationStatuses"] = _rule_statuses(
             merged["ProfilerRuleConfigurations"], state, region=region, job=name
         )
-    if merged.get("ProfilerConfig") is not None:
-        out["ProfilingStatus"] = "Enabled" if profiler_enabled(merged) else "Disabled"
+    out["ProfilingStatus"] = "Enabled" if merged.get("ProfilerConfig") is not None and profiler_enabled(merged) else "Disabled"
+    return _service_defaults(out)
+
+
+RULE_INSTANCE_TYPE = "ml.t3.medium"
+PROFILING_INTERVAL_MS = 500
+
+
+def _service_defaults(out: dict[str, Any]) -> dict[str, Any]:
+    """Fill what the service fills in a DescribeTrainingJob answer when the request left it out.
+
+    Rules get ``InstanceType`` and ``VolumeSizeInGB: 0`` (the SDK's integration test asserts
+    ``VolumeSizeInGB == 0`` for built-in rules), an enabled ProfilerConfig its 500 ms
+    interval, OutputDataConfig an empty ``KmsKeyId`` (the SDK's ``attach`` reads it) and the
+    three booleans their ``False``. ``DebugHookConfig`` is echoed unchanged: the SDK's
+    integration test asserts it equals the request (no ``LocalPath`` added).
+    """
+    for key in ("DebugRuleConfigurations", "ProfilerRuleConfigurations"):
+        if out.get(key):
+            out[key] = [{"InstanceType": RULE_INSTANCE_TYPE, "VolumeSizeInGB": 0, **cfg} for cfg in out[key]]
+    profiler = out.get("ProfilerConfig")
+    if profiler is not None and not profiler.get("DisableProfiler"):
+        out["ProfilerConfig"] = {"ProfilingIntervalInMilliseconds": PROFILING_INTERVAL_MS, **profiler}
+    if "OutputDataConfig" in out:
+        out["OutputDataConfig"] = {"KmsKeyId": "", **out["OutputDataConfig"]}
+    for flag in ("EnableNetworkIsolation", "EnableInterContainerTrafficEncryption", "EnableManagedSpotTraining"):
+        out.setdefault(flag, False)
     return out
 
 

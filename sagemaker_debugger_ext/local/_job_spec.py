@@ -6,6 +6,7 @@ and reported as :class:`LocalJobInputError` naming the field, the value and what
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -17,11 +18,11 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._exceptions import LocalJobInputError, field_error_message
+from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
 from . import _xgb_algorithm as xgboost_algorithm
 from ._job_store import validate_rule_name
 
-__all__ = ["Channel", "JobSpec", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec"]
+__all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"
@@ -138,10 +139,10 @@ def _channels(request: Mapping[str, Any], base: Path) -> tuple[Channel, ...]:
             msg = field_error_message(field, "an S3DataSource.S3Uri or FileDataSource.FileUri", source)
             raise LocalJobInputError(msg)
         scheme = urlparse(uri).scheme
-        if scheme not in ("s3", "file"):
-            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI", uri)
+        if scheme not in ("s3", "file", ""):
+            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI or a local path", uri)
             raise LocalJobInputError(msg)
-        if scheme == "file":
+        if scheme in ("file", ""):
             path = local_path_of(uri, base)
             if path is None or not path.exists():
                 msg = field_error_message(f"{field} URI of channel {name!r}", "an existing local file or folder", uri)
@@ -218,6 +219,56 @@ def resolve_job_spec(
         environment=env,
         algorithm_version=algorithm_version,
     )
+
+
+def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
+    """Warn about unintended settings; raise one error listing every problem found before start.
+
+    Raises:
+        LocalJobInputError: with ``problems``, a list of ``(field, message)``.
+    """
+    import warnings
+
+    from .._request._before_training import request_problems, request_warnings
+
+    for text in request_warnings(request):
+        warnings.warn(text, UserWarning, stacklevel=4)
+    problems = request_problems(request, base_dir=base)
+    if problems:
+        name = request.get("TrainingJobName")
+        lines = "\n".join(f"  - {message}" if field in message else f"  - {field}: {message}" for field, message in problems)
+        error = LocalJobInputError(f"local training job {name!r} was not started: {len(problems)} problem(s):\n{lines}")
+        error.problems = problems  # type: ignore[attr-defined]
+        raise error
+
+
+def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> dict[str, Any]:
+    """A copy of ``request`` whose output addresses are s3:// or absolute file:// URIs.
+
+    Plain folders resolve against ``base`` (the caller's folder): the job's processes run
+    elsewhere, so a relative address would otherwise land inside the job store.
+
+    Raises:
+        LocalJobInputError: an address that is neither s3://bucket/..., file://... nor a folder.
+    """
+    from .._request._before_training import output_addresses
+    from ..config._addresses import resolve_output_address
+
+    out = copy.deepcopy(dict(request))
+
+    def fix(holder: dict[str, Any], field: str) -> None:
+        value = holder.get("S3OutputPath")
+        if not isinstance(value, str) or not value:
+            return
+        try:
+            resolved = resolve_output_address(field, value, base)
+        except ConfigValueError as exc:
+            raise LocalJobInputError(str(exc)) from exc
+        holder["S3OutputPath"] = resolved if "://" in resolved else Path(resolved).as_uri()
+
+    for field, holder in output_addresses(out):
+        fix(holder, field)
+    return out
 
 
 def output_uri(spec: JobSpec, *parts: str) -> str:

@@ -25,10 +25,14 @@ from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
 from ._job_store import JobStore
 from ._logs import follow_job
+from ._sdk_hooks import install as _install_sdk_hooks
+
+_install_sdk_hooks()
 
 __all__ = ["LocalSagemakerClient", "LocalSession"]
 
 _DEFAULT_REGION = "us-east-1"
+_LOCAL_ACCOUNT = "000000000000"
 
 
 class LocalSagemakerClient(_SdkLocalClient):
@@ -66,8 +70,9 @@ class LocalSession(_SdkLocalSession):
     """A ``sagemaker.local.LocalSession`` whose training jobs run as local processes.
 
     No Docker and no AWS account are needed: code is used in place (``local_code``),
-    the region defaults to ``us-east-1`` when none is configured, and jobs without an
-    output path write under :meth:`default_output_path`.
+    the region defaults to ``us-east-1`` when none is configured, a role name needs no IAM
+    call, no SDK telemetry is sent, and jobs without an output path write under
+    :meth:`default_output_path` (SDK estimators see that path as their ``output_path``).
 
     Args:
         boto_session: as for ``sagemaker.local.LocalSession``.
@@ -147,6 +152,15 @@ class LocalSession(_SdkLocalSession):
             local.setdefault("local_code", True)
         config["local"] = local
         self.config = config
+
+    def expand_role(self, role: str) -> str:
+        """Return ``role`` if it is an ARN, else ``arn:aws:iam::000000000000:role/<role>`` (no IAM call).
+
+        Local jobs assume no role, so a role name (``"SageMakerRole"``) needs no AWS account.
+        """
+        if "/" in role:
+            return role
+        return f"arn:aws:iam::{_LOCAL_ACCOUNT}:role/{role}"
 
     @staticmethod
     def default_output_path() -> str:

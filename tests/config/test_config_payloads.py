@@ -28,7 +28,7 @@ def test_collection_equality_and_hash_follow_sdk(d: Any) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"s3_output_path": "s3://x"}, {"container_local_output_path": "/l", "hook_parameters": {"a": "1"}, "collection_configs": []}],
+    [{}, {"s3_output_path": "s3://x"}, {"container_local_output_path": "/l", "hook_parameters": {"save_interval": "1"}, "collection_configs": []}],
     ids=["empty", "s3", "full"],
 )
 def test_hook_request_dict(d: Any, kwargs: dict[str, Any]) -> None:
@@ -125,5 +125,5 @@ def test_sdk_objects_convert(d: Any) -> None:
     assert ours.to_debugger_rule_config_dict() == rule.to_debugger_rule_config_dict()
     prule = d.ProfilerRule.sagemaker(d.rule_configs.BatchSize())
     assert _convert.to_rule(prule).to_profiler_rule_config_dict() == prule.to_profiler_rule_config_dict()
-    hook = d.DebuggerHookConfig("s3://h", collection_configs=[d.CollectionConfig("w", {"a": "1"})])
+    hook = d.DebuggerHookConfig("s3://h", collection_configs=[d.CollectionConfig("w", {"save_interval": "1"})])
     assert _convert.to_hook_config(hook)._to_request_dict() == hook._to_request_dict()

@@ -180,12 +180,17 @@ def test_local_instance_without_session_uses_our_local_session() -> None:
         assert type(est.sagemaker_session).__module__.startswith("sagemaker_debugger_ext.local")
 
 
-def test_frozen_configs_use_evolve() -> None:
-    """Config objects are frozen; attrs.evolve derives changed copies."""
+def test_configs_are_mutable_like_the_sdks_and_validated_on_assignment() -> None:
+    """Config objects can be written (SDK estimators do it in fit()); assignments are validated."""
+    from sagemaker_debugger_ext._exceptions import ConfigTypeError
+
     hook = ours.DebuggerHookConfig()
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        hook.s3_output_path = "s3://x"  # type: ignore[misc]
-    assert attrs.evolve(hook, s3_output_path="s3://x").s3_output_path == "s3://x"
+    hook.s3_output_path = "s3://x"
+    assert hook._to_request_dict() == {"S3OutputPath": "s3://x"}
+    with pytest.raises(ConfigTypeError, match="s3_output_path"):
+        hook.s3_output_path = 5  # type: ignore[assignment]
+    assert attrs.evolve(hook, s3_output_path="s3://y").s3_output_path == "s3://y"
+    assert hook.s3_output_path == "s3://x"
 
 
 def test_bare_sms_action_works(aws: None) -> None:

@@ -237,7 +237,7 @@ def _ours_ns() -> Any:
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS), ids=sorted(SCENARIOS))
 def test_request_matches_sdk(name: str, aws: None, rule_source: Path) -> None:
-    """The SDK's request, ours with our objects, and ours with SDK objects are equal (normalised)."""
+    """The SDK's request, ours with our objects, ours with SDK objects and the SDK's with our objects are equal."""
     import sagemaker.estimator
 
     factory, region = SCENARIOS[name]
@@ -246,6 +246,8 @@ def test_request_matches_sdk(name: str, aws: None, rule_source: Path) -> None:
     with_sdk_objects = normalise(build_request(ours.Estimator, factory(_sdk_ns(), rule_source), region=region))
     assert with_ours == sdk
     assert with_sdk_objects == sdk
+    sdk_with_ours = normalise(build_request(sagemaker.estimator.Estimator, factory(_ours_ns(), rule_source), region=region))
+    assert sdk_with_ours == sdk
 
 
 def test_scenario_table_covers_reference_rows() -> None:
