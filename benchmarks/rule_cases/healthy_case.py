@@ -70,7 +70,7 @@ def _task(arch: str, rng: np.random.Generator) -> Callable[[int], tuple[np.ndarr
     return draw
 
 
-def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
+def _torch_model(arch: str):
     from torch import nn
 
     class MLPClassifier(nn.Module):
@@ -80,7 +80,7 @@ def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
             self.fc2, self.relu2 = nn.Linear(64, 64), nn.ReLU()
             self.out = nn.Linear(64, 3)
 
-        def forward(self, x):  # noqa: ANN001, ANN202
+        def forward(self, x):
             return self.out(self.relu2(self.fc2(self.relu1(self.fc1(x)))))
 
     class SmallCNN(nn.Module):
@@ -91,7 +91,7 @@ def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
             self.conv2, self.relu2 = nn.Conv2d(8, 16, 3, padding=1), nn.ReLU()
             self.out = nn.Linear(16 * 6 * 6, 3)
 
-        def forward(self, x):  # noqa: ANN001, ANN202
+        def forward(self, x):
             h = self.relu2(self.conv2(self.pool(self.relu1(self.conv1(x)))))
             return self.out(h.flatten(1))
 
@@ -102,7 +102,7 @@ def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
             self.gru = nn.GRU(16, 32, batch_first=True)
             self.out = nn.Linear(32, 2)
 
-        def forward(self, tokens):  # noqa: ANN001, ANN202
+        def forward(self, tokens):
             _, h = self.gru(self.embedding0(tokens))
             return self.out(h[-1])
 
@@ -113,7 +113,7 @@ def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
             self.encoder = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
             self.out = nn.Linear(32, 2)
 
-        def forward(self, tokens):  # noqa: ANN001, ANN202
+        def forward(self, tokens):
             return self.out(self.encoder(self.embedding0(tokens)).mean(dim=1))
 
     class BNRegressor(nn.Module):
@@ -123,7 +123,7 @@ def _torch_model(arch: str):  # noqa: ANN202 - torch types are imported lazily
             self.fc2, self.bn2, self.relu2 = nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU()
             self.out = nn.Linear(64, 1)
 
-        def forward(self, x):  # noqa: ANN001, ANN202
+        def forward(self, x):
             return self.out(self.relu2(self.bn2(self.fc2(self.relu1(self.bn1(self.fc1(x)))))))
 
     return {"mlp": MLPClassifier, "cnn": SmallCNN, "gru": GRUClassifier, "transformer": TinyTransformer, "mlp_bn": BNRegressor}[arch]()

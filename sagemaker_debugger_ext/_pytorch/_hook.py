@@ -155,7 +155,7 @@ class Hook(BaseHook):
         self._modules.update(names)
         self.module_maps.update(names)
         for sub, name in names.items():
-            sub._module_name = name  # smdebug's attribute, read by subclasses' forward_hook
+            sub._module_name = name  # type: ignore[assignment]  # smdebug's attribute, read by subclasses' forward_hook
             self._note_activation(sub, name)
         params = parameter_names(module)
         self._params.extend(params)

@@ -46,7 +46,7 @@ class CollectionConfig:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CollectionConfig) and not is_sdk_object(other, "CollectionConfig"):
             return NotImplemented
-        return self.name == other.name and self.parameters == other.parameters
+        return bool(self.name == getattr(other, "name", None) and self.parameters == getattr(other, "parameters", None))
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)

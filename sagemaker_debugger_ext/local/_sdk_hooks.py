@@ -35,7 +35,7 @@ def is_our_local_session(session: Any) -> bool:
 def apply_local_output_default(estimator: Any) -> None:
     """Give an estimator without ``output_path`` our session's default output path."""
     session = getattr(estimator, "sagemaker_session", None)
-    if getattr(estimator, "output_path", None) is None and is_our_local_session(session):
+    if session is not None and getattr(estimator, "output_path", None) is None and is_our_local_session(session):
         estimator.output_path = session.default_output_path()
 
 

@@ -60,4 +60,5 @@ def __getattr__(name: str) -> Any:
         from ..trials import create_trial
 
         return create_trial
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from polling import wait_until
 
 from sagemaker_debugger_ext.trials import create_trial
-from polling import wait_until
 
 pytestmark = pytest.mark.slow  # trains in subprocesses
 

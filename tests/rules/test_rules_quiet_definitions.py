@@ -10,7 +10,13 @@ from typing import Any
 import numpy as np
 
 from sagemaker_debugger_ext._modes import ModeKeys
-from sagemaker_debugger_ext.rules.builtin import ClassImbalance, LossNotDecreasing, Overfit, Overtraining, VanishingGradient
+from sagemaker_debugger_ext.rules.builtin import (
+    ClassImbalance,
+    LossNotDecreasing,
+    Overfit,
+    Overtraining,
+    VanishingGradient,
+)
 
 LOSSES = {"losses": ["loss"]}
 
@@ -73,8 +79,8 @@ def test_vanishing_gradient_ignores_bias_before_batchnorm(make_trial: Callable[.
     named in the status details. When the weight gradient vanishes too, the rule fires."""
     rng = np.random.default_rng(0)
     grads = {"gradient/Net_fc1.weight": rng.standard_normal((4, 3)).astype(np.float32) * 0.1, "gradient/Net_fc1.bias": np.full(4, 1e-10, np.float32)}
-    rule = VanishingGradient(make_trial({s: grads for s in range(3)}, collections={"gradients": ["^gradient"]}))
+    rule = VanishingGradient(make_trial(dict.fromkeys(range(3), grads), collections={"gradients": ["^gradient"]}))
     assert fires(rule) is None
     assert "gradient/Net_fc1.bias" in (rule.status_note() or "")
     dead = {k: np.full_like(v, 1e-10) for k, v in grads.items()}
-    assert fires(VanishingGradient(make_trial({s: dead for s in range(3)}, collections={"gradients": ["^gradient"]}))) == 0
+    assert fires(VanishingGradient(make_trial(dict.fromkeys(range(3), dead), collections={"gradients": ["^gradient"]}))) == 0

@@ -46,7 +46,7 @@ def test_overfit_compares_xgboost_train_and_validation_metrics(make_trial: Calla
     assert fires(rule) == 5
     assert rule.steps_evaluated == 6  # rounds 0-5; fires() stops at the first firing
     assert all(f.tensor == "validation-logloss" for f in rule.findings)
-    healthy = [s for s in range(12)]
+    healthy = list(range(12))
     steps = {s: {"train-logloss": np.float64(0.6 - 0.03 * s), "validation-logloss": np.float64(0.61 - 0.03 * s)} for s in healthy}
     quiet = Overfit(make_trial(steps, modes={s: (ModeKeys.GLOBAL, s) for s in healthy}, collections=collections))
     assert fires(quiet) is None

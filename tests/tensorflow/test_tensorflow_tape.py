@@ -32,7 +32,7 @@ def _tape_loop(tf: Any, out: Path, compiled: bool) -> dict[str, Any]:
         grads = tape.gradient(loss, model.trainable_variables)
         hook.save_tensor("pred_mean", tf.reduce_mean(model(x)), "custom")
         hook.save_scalar("loss_scalar", loss, sm_metric=True)
-        opt.apply_gradients(zip(grads, model.trainable_variables))
+        opt.apply_gradients(zip(grads, model.trainable_variables, strict=False))
         return loss, grads
 
     run = tf.function(step) if compiled else step
