@@ -26,7 +26,12 @@ $(SMDEBUG_VENV)/.installed:
 	  $(SMDEBUG_VENV)/bin/python -m pip install --quiet 'smdebug==1.0.34' 'numpy<2' 'protobuf==3.20.3' requests 'pandas<2.3' psutil && \
 	  touch $(SMDEBUG_VENV)/.installed ) || echo "smdebug reference venv could not be built; oracle tests will be skipped"
 
-smdebug-venv: $(SMDEBUG_VENV)/.installed
+# torch in the reference venv too (the local CPU wheel), for the PyTorch differential tests.
+$(SMDEBUG_VENV)/.torch: $(SMDEBUG_VENV)/.installed
+	-( $(SMDEBUG_VENV)/bin/python -m pip install --quiet torch==2.13.0 'numpy<2' && touch $@ ) || \
+	  echo "torch could not be installed in the smdebug reference venv; PyTorch oracle tests will be skipped"
+
+smdebug-venv: $(SMDEBUG_VENV)/.installed $(SMDEBUG_VENV)/.torch
 
 demo: $(STAMP)
 	$(VENV)/bin/sagemaker-debugger-ext demo

@@ -1,9 +1,16 @@
 """The PyTorch hook (smdebug.pytorch's ``Hook``).
 
-A forward pre-hook on the registered top module closes the previous step and starts the
-next one. Only on a step where some collection is due does the hook attach its forward
-hooks (module inputs/outputs, losses) and gradient hooks, and save parameters; they are
-removed when the step ends, so steps that save nothing cost one counter update.
+A forward pre-hook on the registered top module (``forward_pre_hook``) closes the previous
+step and starts the next one. Only on a step where some collection is due does the hook
+attach its forward hooks (module inputs/outputs, losses) and gradient hooks, and save
+parameters; they are removed when the step ends, so steps that save nothing cost one
+counter update.
+
+Subclasses keep smdebug's extension points: a subclass that overrides ``forward_hook`` or
+``backward_hook`` gets them registered on every module / parameter for the whole run, as
+smdebug does (the per-step fast path is then not used for that kind of hook), and the fast
+path itself writes through ``_write_inputs`` / ``_write_outputs``, so overriding those is
+honoured too. Every registered module carries smdebug's ``_module_name`` attribute.
 """
 
 from __future__ import annotations
@@ -23,18 +30,34 @@ from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, Collection
 from ..hooks._hook import BaseHook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
-from ._naming import module_names, parameter_names
+from ._naming import activation_collections, module_names, parameter_names
 
-__all__ = ["Hook", "current_hook"]
+__all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
 
 GRADIENT_PREFIX = "gradient/"
 _CURRENT: list[weakref.ReferenceType[Hook]] = []  # smdebug's get_hook() singleton (compat)
+_PINNED: list[Hook] = []  # a hook given to set_hook() stays alive, as in smdebug
 
 
 def current_hook() -> Hook | None:
-    """The most recently created PyTorch hook that is still alive."""
+    """The hook given to :func:`set_hook` last, else the most recently created PyTorch hook
+    that is still alive."""
+    if _PINNED:
+        return _PINNED[-1]
     hook = _CURRENT[-1]() if _CURRENT else None
     return hook
+
+
+def set_hook(hook: Hook | None) -> None:
+    """Make ``hook`` the one ``get_hook()`` returns (smdebug's ``set_hook``)."""
+    _PINNED[:] = [] if hook is None else [hook]
+    _CURRENT[:] = [] if hook is None else [weakref.ref(hook)]
+
+
+def del_hook() -> None:
+    """Forget the process-wide hook: ``get_hook()`` returns None (or creates a new one)."""
+    _PINNED.clear()
+    _CURRENT.clear()
 
 
 def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
@@ -70,6 +93,9 @@ class Hook(BaseHook):
     .. versionadded:: 0.1.0
     """
 
+    GRADIENT_PREFIX: ClassVar[str] = GRADIENT_PREFIX
+    INPUT_TENSOR_SUFFIX: ClassVar[str] = "_input_"
+    OUTPUT_TENSOR_SUFFIX: ClassVar[str] = "_output_"
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
 
@@ -100,7 +126,17 @@ class Hook(BaseHook):
         self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
         self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
         self._io_index: dict[str, int] = {}
+        self._activation_prefixes: dict[str, tuple[str, ...]] = {}
         self._forward_started = 0.0
+        # a subclass's override of forward_hook / backward_hook is registered for the whole
+        # run, as smdebug does; the per-step fast path is used only for the defaults
+        cls = type(self)
+        self._own_forward = cls.forward_hook is not Hook.forward_hook
+        self._own_backward = cls.backward_hook is not Hook.backward_hook
+        # overridden writers may rename: on saved steps every module's callback then runs
+        self._own_write = cls._write_inputs is not Hook._write_inputs or cls._write_outputs is not Hook._write_outputs
+        self.module_maps: dict[torch.nn.Module, str] = {}  # older smdebug releases' module -> name map
+        _PINNED.clear()  # the newest hook is the process's hook (held weakly unless set_hook'ed)
         _CURRENT[:] = [weakref.ref(self)]
 
     # --- registration --------------------------------------------------------------------
@@ -117,10 +153,22 @@ class Hook(BaseHook):
         if any(m in self._modules for m in names):
             raise HookError(field_error_message("module", "a module not registered before", type(module).__name__))
         self._modules.update(names)
-        self._params.extend(parameter_names(module))
-        module.register_forward_pre_hook(self._forward_pre_hook)
+        self.module_maps.update(names)
+        for sub, name in names.items():
+            sub._module_name = name  # smdebug's attribute, read by subclasses' forward_hook
+            self._note_activation(sub, name)
+        params = parameter_names(module)
+        self._params.extend(params)
+        module.register_forward_pre_hook(self.forward_pre_hook)
         if self._metrics is not None:
             module.register_forward_hook(self._forward_end)
+        if self._own_forward:
+            for sub in names:
+                sub.register_forward_hook(self.forward_hook)
+        if self._own_backward:
+            for pname, param in params:
+                if param.requires_grad:
+                    param.register_hook(self.backward_hook(pname))  # type: ignore[no-untyped-call]
 
     register_hook = register_module  # smdebug's zero-code-change patches call this name
 
@@ -132,13 +180,75 @@ class Hook(BaseHook):
         """
         if not isinstance(loss_module, torch.nn.Module):
             raise HookError(field_error_message("loss_module", "a torch.nn.Module", type(loss_module).__name__))
-        self._loss_modules[loss_module] = type(loss_module).__name__
+        name = loss_module._get_name()
+        self._loss_modules[loss_module] = name
+        self.module_maps[loss_module] = name
+        loss_module._module_name = name
+        if self._own_forward:
+            loss_module.register_forward_hook(self.forward_hook)
 
-    # --- per-step callbacks ----------------------------------------------------------------
-    def _forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
+    def _note_activation(self, module: torch.nn.Module, name: str) -> None:
+        """Remember which activation collections ``module``'s tensors belong to (by class)."""
+        for side in (self.INPUT_TENSOR_SUFFIX, self.OUTPUT_TENSOR_SUFFIX):
+            colls = activation_collections(module, side)
+            if colls:
+                self._activation_prefixes[name + side] = colls
+
+    def _prepare(self) -> None:
+        # smdebug's _prepare_collections: Collection.add_module_tensors -> the module's names
+        for coll in self.collection_manager:
+            for mod, (inputs, outputs) in coll.modules.items():
+                name = self._modules.get(mod) or self._loss_modules.get(mod) or getattr(mod, "_module_name", None)
+                if name is None:
+                    continue
+                if inputs:
+                    coll.include(name + self.INPUT_TENSOR_SUFFIX)
+                if outputs:
+                    coll.include(name + self.OUTPUT_TENSOR_SUFFIX)
+        super()._prepare()
+
+    # --- per-step callbacks (smdebug's extension points) -----------------------------------
+    def forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
+        """Runs before the registered module's forward: ends the previous step, starts the next."""
         if self._disabled or self._closed:
             return
         self._guarded(self._next_step)
+
+    def forward_hook(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
+        """Saves ``module``'s inputs and outputs under ``module._module_name``.
+
+        The hook calls this method only when a subclass overrides it (then on every module,
+        every step, as smdebug); otherwise equivalent callbacks are attached on saved steps only.
+        """
+        if self._disabled or not self._due:
+            return
+        name = getattr(module, "_module_name", None) or self.module_maps.get(module) or module._get_name()
+        self._write_inputs(name, inputs)
+        self._write_outputs(name, outputs)
+
+    def backward_hook(self, tname: str) -> Any:
+        """A gradient hook saving ``gradient/<tname>`` (smdebug's closure factory)."""
+
+        def back(grad: torch.Tensor) -> None:
+            if not self._disabled and grad is not None and self._due:
+                self._guarded(self._save_for_tensor, GRADIENT_PREFIX + tname, grad)
+
+        return back
+
+    def _write_inputs(self, name: str, inputs: Any) -> None:
+        """Save the tensors in ``inputs`` as ``<name>_input_<i>`` (numbered on within a step)."""
+        self._guarded(self._write_io, name, self.INPUT_TENSOR_SUFFIX, inputs)
+
+    def _write_outputs(self, name: str, outputs: Any) -> None:
+        """Save the tensors in ``outputs`` as ``<name>_output_<i>`` (numbered on within a step)."""
+        self._guarded(self._write_io, name, self.OUTPUT_TENSOR_SUFFIX, outputs)
+
+    def _get_collections_to_save_for_step(self) -> set[Collection]:
+        """The collections due in the current step (smdebug's name)."""
+        return set(self._due)
+
+    def _save_custom_tensors_post_step(self) -> None:
+        """smdebug's subclasses call this after writing; custom tensors are written at step end here."""
 
     def _next_step(self) -> None:
         if self._handles:
@@ -177,12 +287,13 @@ class Hook(BaseHook):
         """What a step with the current due collections saves (cached per due set)."""
         due = self._due
         forward = []
-        for mod, name in (*self._modules.items(), *self._loss_modules.items()):
-            inputs, outputs = (any(c in due for c in self._io_collections(mod, f"{name}_{side}_0")) for side in ("input", "output"))
+        for mod, name in () if self._own_forward else (*self._modules.items(), *self._loss_modules.items()):
+            inputs, outputs = (self._own_write or any(c in due for c in self._io_collections(mod, f"{name}_{side}_0"))
+                               for side in ("input", "output"))  # fmt: skip
             if inputs or outputs:
                 forward.append((mod, self._forward_callback(name, inputs, outputs)))
         grads = []
-        if train:  # every parameter, frozen ones too: requires_grad is checked when attaching
+        if train and not self._own_backward:  # every parameter, frozen ones too: requires_grad is checked when attaching
             for name, param in self._params:
                 gname = GRADIENT_PREFIX + name
                 # matched, not registered: a frozen parameter's gradient is listed in its
@@ -196,7 +307,9 @@ class Hook(BaseHook):
     def _io_collections(self, mod: torch.nn.Module, probe: str) -> tuple[Collection, ...]:
         colls = self._io_colls.get((mod, probe))
         if colls is None:
-            colls = self._io_colls[(mod, probe)] = tuple(c for c in self._to_save if c.matches(probe))
+            by_class = self._activation_prefixes.get(probe[:-1], ())
+            colls = tuple(c for c in self._to_save if c.matches(probe) or c.name in by_class)
+            self._io_colls[(mod, probe)] = colls
         return colls
 
     def _forget_plans(self) -> None:
@@ -224,9 +337,9 @@ class Hook(BaseHook):
                 if self._disabled:
                     return
                 if inputs:
-                    self._guarded(self._write_io, name, "_input_", args)
+                    self._write_inputs(name, args)
                 if outputs:
-                    self._guarded(self._write_io, name, "_output_", result)
+                    self._write_outputs(name, result)
 
             self._callbacks[key] = callback
         return callback
@@ -246,10 +359,23 @@ class Hook(BaseHook):
     def _write_io(self, name: str, suffix: str, value: Any) -> None:
         key = name + suffix
         idx = self._io_index.get(key, 0)
+        by_class = self._activation_prefixes.get(key)
         for tensor in _tensors(value):
-            self._save_for_tensor(f"{key}{idx}", tensor)
+            tname = f"{key}{idx}"
+            if by_class:
+                self._record_activation(tname, by_class)
+            self._save_for_tensor(tname, tensor)
             idx += 1
         self._io_index[key] = idx
+
+    def _record_activation(self, tname: str, collections: tuple[str, ...]) -> None:
+        """List an activation module's tensor in its class's collections (saved JSON)."""
+        for cname in collections:
+            coll = self.collection_manager.get(cname)
+            if tname not in coll.tensor_names:
+                coll.add_tensor_name(tname)
+                self._tensor_colls.pop(tname, None)
+                self._dirty = True
 
     def record_tensor_value(self, tensor_name: str, tensor_value: torch.Tensor) -> None:
         """Save a tensor computed outside modules (e.g. ``F.mse_loss``) as ``<name>_output_0``.
@@ -261,8 +387,7 @@ class Hook(BaseHook):
             raise HookError(field_error_message("tensor_value", "a torch.Tensor", type(tensor_value).__name__))
         if self._disabled or not self._due:
             return
-        with self._guard():
-            self._write_io(tensor_name, "_output_", tensor_value)
+        self._write_outputs(tensor_name, tensor_value)
 
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
         if isinstance(value, torch.Tensor):

@@ -1,62 +1,47 @@
-"""Tensor names of the PyTorch hook.
+"""Tensor names of the PyTorch hook: exactly smdebug 1.0.34's.
 
-smdebug's names are kept (reference §1.4): parameters ``<ModelClass>_<param path>``,
-gradients ``gradient/<ModelClass>_<param path>``, module inputs/outputs
-``<module path>_input_<i>`` / ``<module path>_output_<i>``, the registered top module named
-by its class. One change: an activation module (``torch.nn.modules.activation``: ReLU,
-Tanh, Sigmoid, LeakyReLU, GELU, ...) whose path does not already end with its lowercase
-class name gets it appended, so SageMaker's rule regexes (``.*relu_output``,
-``.*tanh_input``, ``.*sigmoid_input``) match: ``layers.1`` (an ``nn.ReLU``) becomes
-``layers.1_relu`` -> ``layers.1_relu_output_0``; a module named ``relu`` stays ``relu``.
-``nn.DataParallel`` / ``DistributedDataParallel`` wrappers are looked through, so names
-never carry their ``module.`` prefix.
+Parameters ``<ModelClass>_<param path>``, gradients ``gradient/<ModelClass>_<param path>``,
+module inputs/outputs ``<module path>_input_<i>`` / ``<module path>_output_<i>``, where the
+registered module itself is named by its class and every submodule by its
+``named_modules()`` path. Wrappers are not looked through, as in smdebug: a registered
+``nn.DataParallel`` names its model ``module`` and its parameters
+``DataParallel_module.<path>``.
+
+Activation modules keep these names; the hook records them in the activation collections
+(``relu_input``/``relu_output``, ``tanh_input``, ``sigmoid_input``) by the module's class,
+so rules find ``layers.1_output_0`` of an ``nn.ReLU`` without renaming it.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["activation_suffix", "module_names", "parameter_names", "unwrap"]
+__all__ = ["activation_collections", "module_names", "parameter_names"]
 
-_ACTIVATION_MODULE = "torch.nn.modules.activation"
-
-
-def unwrap(module: torch.nn.Module) -> torch.nn.Module:
-    """The model inside DataParallel / DistributedDataParallel wrappers (nested too)."""
-    wrappers = (torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel)
-    while isinstance(module, wrappers):
-        module = module.module
-    return module
+_ACTIVATIONS: tuple[tuple[type[torch.nn.Module], dict[str, str]], ...] = (
+    (torch.nn.ReLU, {"_input_": "relu_input", "_output_": "relu_output"}),
+    (torch.nn.Tanh, {"_input_": "tanh_input"}),
+    (torch.nn.Sigmoid, {"_input_": "sigmoid_input"}),
+)
 
 
-def activation_suffix(module: torch.nn.Module) -> str | None:
-    """Lowercase class name of an activation module, else None."""
-    for cls in type(module).__mro__:
-        if cls.__module__ == _ACTIVATION_MODULE:
-            return cls.__name__.lower()
-    return None
-
-
-def _display_name(path: str, module: torch.nn.Module) -> str:
-    suffix = activation_suffix(module)
-    if suffix is None or path.rsplit(".", 1)[-1].lower().endswith(suffix):
-        return path
-    return f"{path}_{suffix}"
+def activation_collections(module: torch.nn.Module, side: str) -> tuple[str, ...]:
+    """The activation collections (by module class) that ``module``'s ``side``
+    (``"_input_"`` / ``"_output_"``) tensors belong to."""
+    return tuple(sides[side] for cls, sides in _ACTIVATIONS if isinstance(module, cls) and side in sides)
 
 
 def module_names(model: torch.nn.Module) -> dict[torch.nn.Module, str]:
-    """Every submodule of ``model`` (unwrapped) -> its tensor-name prefix."""
-    inner = unwrap(model)
+    """Every submodule of ``model`` -> its tensor-name prefix (smdebug's ``_module_name``)."""
     names: dict[torch.nn.Module, str] = {}
-    for path, sub in inner.named_modules():
-        if sub in names:
-            continue
-        names[sub] = type(inner).__name__ if path == "" else _display_name(path, sub)
+    for path, sub in model.named_modules():
+        if sub not in names:
+            names[sub] = path
+    names[model] = model._get_name()
     return names
 
 
 def parameter_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
-    """``(<ModelClass>_<param path>, parameter)`` for every parameter of ``model`` (unwrapped)."""
-    inner = unwrap(model)
-    prefix = type(inner).__name__
-    return [(f"{prefix}_{name}", p) for name, p in inner.named_parameters()]
+    """``(<ModelClass>_<param path>, parameter)`` for every parameter of ``model``."""
+    prefix = model._get_name()
+    return [(f"{prefix}_{name}", p) for name, p in model.named_parameters()]

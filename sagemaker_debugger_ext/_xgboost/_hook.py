@@ -99,8 +99,10 @@ class Hook(BaseHook, TrainingCallback):
         return False
 
     def after_training(self, model: xgb.Booster) -> xgb.Booster:
-        """Called by xgboost at the end: writes the collections JSON (the hook stays open)."""
+        """Called by xgboost at the end: waits for the last iterations' files and writes the
+        collections JSON (the hook stays open)."""
         with self._guard():
+            self._flush_writes()  # every iteration readable once xgboost.train() returns
             if self._prepared:
                 self.export_collections()
         return model

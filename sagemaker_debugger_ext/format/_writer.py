@@ -119,13 +119,15 @@ class StepWriter(ClosesOnExit):
         """The trial-relative key of the index file this writer produces."""
         return index_key(self._step, self._worker)
 
-    def write_tensor(self, name: str, value: object, *, dtype: str | None = None) -> None:
+    def write_tensor(self, name: str, value: object, *, dtype: str | None = None, wall_time: float | None = None) -> None:
         """Add tensor ``name`` with ``value`` (an ndarray, scalar, list or array-like).
 
         Args:
             name: the tensor name (may contain ``/``; it is stored inside the file).
             value: the data. Scalars become shape ``(1,)`` as in smdebug.
             dtype: override the stored dtype; ``"bfloat16"`` with a uint16 array of raw bits.
+            wall_time: this record's ``Event.wall_time`` instead of the step's (smdebug's
+                ``save_scalar(..., timestamp=...)``).
 
         Raises:
             ConfigTypeError: ``name`` is not a non-empty string.
@@ -148,7 +150,7 @@ class StepWriter(ClosesOnExit):
             enc = encode_tensor(name, arr, dtype)
             mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
             content, json_name = enc.content, _json_str(name)
-        prefix = self._prefix
+        prefix = self._prefix if wall_time is None else b"\x09" + _PACK_DOUBLE(float(wall_time)) + self._prefix[9:]
         payload_size = len(prefix) + after_step
         if self._borrow:  # the caller keeps the array unchanged until close(): no copy here
             self._parts += (frame_header(payload_size) + prefix + mid, content, self._tail)

@@ -136,6 +136,7 @@ class Collection:
         self.reduction_config = reduction_config
         self.save_config = save_config
         self.save_histogram = save_histogram
+        self._modules: dict[Any, tuple[bool, bool]] = {}
         self.include(list(include_regex or ()))
 
     @property
@@ -172,6 +173,16 @@ class Collection:
     def add_tensor_name(self, name: str) -> None:
         """Make ``name`` an explicit member."""
         self.tensor_names.add(name)
+
+    def add_module_tensors(self, module: Any, inputs: bool = False, outputs: bool = True) -> None:
+        """Add a (PyTorch) module's inputs and/or outputs; resolved to the module's tensor
+        names when the hook that registered it prepares its collections (smdebug's API)."""
+        self._modules[module] = (bool(inputs), bool(outputs))
+
+    @property
+    def modules(self) -> dict[Any, tuple[bool, bool]]:
+        """Module -> (inputs, outputs) added with :meth:`add_module_tensors`."""
+        return self._modules
 
     def has_tensor_name(self, name: str) -> bool:
         """Whether ``name`` is an explicit member."""

@@ -118,7 +118,7 @@ class BaseHook(NeverCrashGuard):
         self._due: frozenset[Collection] = NOTHING_DUE
         self._tensor_colls: dict[str, tuple[Collection, ...]] = {}
         self._pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]] = {}
-        self._scalars: list[tuple[str, np.ndarray]] = []
+        self._scalars: list[tuple[str, np.ndarray, float | None]] = []
         self._output: StepOutput | None = None
         self._exported = False
         self._dirty = False
@@ -128,8 +128,11 @@ class BaseHook(NeverCrashGuard):
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
         self._atexit: Any = None
-        # finished steps' files are written by one thread; at most 4 steps wait (memory bound)
-        self._background = BackgroundWriter(max_pending=4) if background_writes else None
+        # A finished step's files are written by one thread while the next step trains. At
+        # most one step is ever handed over and unwritten: the hand-over of step N waits for
+        # step N-1's files (written long before, in practice), so a killed process loses at
+        # most the step in training and the one just left (atomic files: never half of one).
+        self._background = BackgroundWriter(max_pending=1) if background_writes else None
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod
@@ -247,8 +250,8 @@ class BaseHook(NeverCrashGuard):
             self._flush_pending()
         if self._scalars:
             if self._writes:
-                for name, array in self._scalars:
-                    self._output_for_step().write_scalar(name, array)
+                for name, array, timestamp in self._scalars:
+                    self._output_for_step().write_scalar(name, array, timestamp)
             self._scalars.clear()
         if self._output is not None:
             if self._output.close(self._background):
@@ -268,6 +271,12 @@ class BaseHook(NeverCrashGuard):
             if due:
                 del self._pending[name]
                 self._output_for_step().write_tensor(name, array, dtype, due)
+
+    def _flush_writes(self) -> None:
+        """Wait until every finished step is on disk (the hook stays open): for frameworks
+        that leave the hook for long, e.g. XGBoost's ``after_training``."""
+        if self._background is not None:
+            self._background.flush()
 
     # --- saving ------------------------------------------------------------------------------
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
@@ -322,17 +331,21 @@ class BaseHook(NeverCrashGuard):
     def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> None:
         """Save a scalar as ``scalar/<name>`` in the current step (always written).
 
-        ``sm_metric`` and ``timestamp`` are accepted for smdebug compatibility.
+        ``timestamp`` (seconds since the epoch) becomes the event's ``wall_time``, as in
+        smdebug; ``sm_metric`` is accepted for smdebug compatibility.
 
         Raises:
-            HookConfigError: ``value`` has more than one element.
+            HookConfigError: ``value`` has more than one element, or ``timestamp`` is not a number.
         """
+        if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, int | float)):
+            raise HookConfigError(field_error_message("timestamp", "seconds since the epoch (a number)", timestamp),
+                                  field="timestamp", value=timestamp)  # fmt: skip
         array, dtype = self._to_numpy(value)
         array = float_view(array, dtype)
         if array.size != 1:
             raise HookConfigError(field_error_message(name, "a scalar value", value), field=name)
         full = SCALAR_PREFIX + name
-        self._scalars.append((full, np.array(array, copy=True).reshape(1)))
+        self._scalars.append((full, np.array(array, copy=True).reshape(1), timestamp))
         scalars = self.collection_manager.get(CollectionKeys.SCALARS)
         if full not in scalars.tensor_names:
             scalars.add_tensor_name(full)

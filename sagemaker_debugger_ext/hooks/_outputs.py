@@ -72,15 +72,29 @@ class FrameworkMetrics:
 
     @classmethod
     def create(cls, context: TrainingContext) -> FrameworkMetrics | None:
-        """A recorder when ``SMPROFILER_CONFIG_PATH`` enables profiling, else None."""
-        if not context.profiler_config_path:
+        """A recorder when ``SMPROFILER_CONFIG_PATH`` enables profiling, else None.
+
+        A path naming no file, or an unreadable / invalid config, turns profiling off with a
+        log line, as in smdebug: the hook never fails over the profiler's config.
+        """
+        path = context.profiler_config_path
+        if not path:
+            return None
+        if not os.path.isfile(path):
+            _LOG.info("profiler config %s not found: profiling is off", path)
             return None
         try:
             from ..profiler import FrameworkMetricsWriter
         except ImportError:
             return None
+        from .._exceptions import ProfilerError
+
         node_id = f"{os.getpid()}-{context.host}".replace("/", "_")
-        writer = FrameworkMetricsWriter.from_profiler_config(context.profiler_config_path, node_id)
+        try:
+            writer = FrameworkMetricsWriter.from_profiler_config(path, node_id)
+        except (OSError, ProfilerError) as exc:
+            _LOG.warning("profiler config %s unusable (%s): profiling is off", path, exc)
+            return None
         return cls(writer) if writer is not None else None
 
     def record(self, name: str, start_s: float, end_s: float, step: int, mode: ModeKeys, phase: str | None = None) -> None:

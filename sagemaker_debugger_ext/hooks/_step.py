@@ -44,7 +44,7 @@ class StepOutput:
         self._out_dir = out_dir
         self._worker = worker
         self._tb = tensorboard
-        self._records: list[tuple[str, np.ndarray, str | None]] = []
+        self._records: list[tuple[str, np.ndarray, str | None, float | None]] = []
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
 
     @property
@@ -52,24 +52,26 @@ class StepOutput:
         """Whether this step has anything to write."""
         return bool(self._records or self._shapes)
 
-    def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None) -> None:
-        """Write one tensor as is (copied now: the caller's tensor may change afterwards)."""
-        self._records.append((name, array.copy() if isinstance(array, np.ndarray) else np.array(array), dtype))
+    def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None, wall_time: float | None = None) -> None:
+        """Write one tensor as is (copied now: the caller's tensor may change afterwards);
+        ``wall_time`` overrides the step's event time for this record."""
+        self._records.append((name, array.copy() if isinstance(array, np.ndarray) else np.array(array), dtype, wall_time))
 
     def _write_files(self) -> None:
         writer = StepWriter(  # the records are this step's private copies: the writer may borrow them
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
             borrow_arrays=True,
         )  # fmt: skip
-        for name, array, dtype in self._records:
-            writer.write_tensor(name, array, dtype=dtype)
+        for name, array, dtype, wall_time in self._records:
+            writer.write_tensor(name, array, dtype=dtype, wall_time=wall_time)
         for name, shape in self._shapes:
             writer.write_shape(name, shape)
         writer.close()
 
-    def write_scalar(self, name: str, array: np.ndarray) -> None:
-        """A ``save_scalar`` value: raw record plus a TensorBoard scalar."""
-        self.write_raw(name, array)
+    def write_scalar(self, name: str, array: np.ndarray, timestamp: float | None = None) -> None:
+        """A ``save_scalar`` value: raw record (event time ``timestamp`` when given) plus a
+        TensorBoard scalar."""
+        self.write_raw(name, array, wall_time=timestamp)
         if self._tb is not None:
             self._tb.add_scalar(self.mode, name, float(np.asarray(array).reshape(-1)[0]), self.step)
 

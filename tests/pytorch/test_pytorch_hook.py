@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -53,15 +52,14 @@ def _train(model: torch.nn.Module, hook: smd.Hook, steps: int) -> dict[int, dict
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     x, y = _data(model)
     seen: dict[int, dict[str, np.ndarray]] = {}
-    inner = getattr(model, "module", model)
-    cls = inner._get_name()
+    cls = model._get_name()  # smdebug: the registered module's class, wrappers included
     for step in range(steps):
-        snap = {f"{cls}_{n}": p.detach().float().numpy().copy() for n, p in inner.named_parameters()}
+        snap = {f"{cls}_{n}": p.detach().float().numpy().copy() for n, p in model.named_parameters()}
         opt.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
         snap.update({f"gradient/{cls}_{n}": p.grad.float().numpy().copy()
-                     for n, p in inner.named_parameters() if p.grad is not None})
+                     for n, p in model.named_parameters() if p.grad is not None})
         snap["CrossEntropyLoss_output_0"] = loss.detach().float().numpy().copy()
         seen[step] = snap
         opt.step()
@@ -92,18 +90,16 @@ def test_trained_model_tensors_match(tmp_path: Path, model_cls: type, interval: 
             got = trial.tensor(name).value(step)
             assert got.shape == expected.shape or (expected.shape == () and got.size == 1), name
             np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-6, atol=1e-7, err_msg=name)
-        relu = [n for n in trial.tensor_names(step=step) if "relu_output" in n]
-        assert len(relu) == 1
+        relu = [n for n in trial.tensor_names(step=step) if n in trial.tensor_names(collection="relu_output")]
+        assert relu == (["relu_output_0"] if model_cls is MLP else ["features.1_output_0"])
     weights = set(trial.tensor_names(collection="weights"))
     assert weights == {n for n in seen[0] if n.endswith("weight") and "gradient" not in n}
     assert trial.tensor_names(collection="losses") == ["CrossEntropyLoss_output_0"]
 
 
-def test_activation_names_match_default_rule_regexes(tmp_path: Path) -> None:
-    """Activation inputs/outputs match DeadRelu / TanhSaturation / SigmoidSaturation regexes."""
-    from smdebug_rulesconfig import dead_relu
-
-    regex = dead_relu()["CollectionConfigurations"][0]["CollectionParameters"]["include_regex"]
+def test_activation_tensors_keep_smdebug_names_and_join_class_collections(tmp_path: Path) -> None:
+    """Activation modules keep smdebug's names (``1_output_0``); the hook records them in the
+    activation collections by module class, so including ``relu_output`` saves them."""
     model = torch.nn.Sequential(
         torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.LeakyReLU(),
         torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Sigmoid(),
@@ -112,14 +108,16 @@ def test_activation_names_match_default_rule_regexes(tmp_path: Path) -> None:
     hook.register_module(model)
     model(torch.randn(2, 4))
     hook.close()
-    names = set(create_trial(str(tmp_path)).tensor_names(step=0))
-    assert names == {"1_relu_input_0", "1_relu_output_0", "3_leakyrelu_input_0", "3_leakyrelu_output_0",
-                     "5_tanh_input_0", "6_sigmoid_input_0"}
-    assert {n for n in names if re.search(regex, n)} == {"1_relu_output_0", "3_leakyrelu_output_0"}
+    trial = create_trial(str(tmp_path))
+    assert set(trial.tensor_names(step=0)) == {"1_input_0", "1_output_0", "5_input_0", "6_input_0"}
+    assert trial.tensor_names(collection="relu_output") == ["1_output_0"]
+    assert trial.tensor_names(collection="relu_input") == ["1_input_0"]
+    assert trial.tensor_names(collection="tanh_input") == ["5_input_0"]
+    assert trial.tensor_names(collection="sigmoid_input") == ["6_input_0"]
 
 
 def test_named_activation_keeps_smdebug_name(tmp_path: Path) -> None:
-    """A module already named after its activation keeps smdebug's name (relu_output_0)."""
+    """A module named ``relu`` gives smdebug's ``relu_output_0``, in collection relu_output."""
     hook = _hook(tmp_path, 1, include_collections=["relu_output"])
     model = MLP()
     hook.register_module(model)
@@ -147,16 +145,18 @@ def test_bfloat16_model(tmp_path: Path) -> None:
     assert b"\x08\x0e" in raw  # TensorProto.dtype = DT_BFLOAT16 (14)
 
 
-def test_dataparallel_wrapper_names_like_plain_model(tmp_path: Path) -> None:
-    """nn.DataParallel is looked through: no 'module.' in names, same names as the bare model."""
+def test_dataparallel_wrapper_names_as_smdebug(tmp_path: Path) -> None:
+    """nn.DataParallel is not looked through, as in smdebug: its model is ``module``, its
+    parameters ``DataParallel_module.<path>``; values equal the bare model's."""
     torch.manual_seed(0)
     _train(torch.nn.DataParallel(MLP()), _hook(tmp_path / "dp", 1), 2)
     torch.manual_seed(0)
     _train(MLP(), _hook(tmp_path / "plain", 1), 2)
     dp, plain = create_trial(str(tmp_path / "dp")), create_trial(str(tmp_path / "plain"))
-    assert dp.tensor_names() == plain.tensor_names()
-    assert not any("module." in n for n in dp.tensor_names())
-    np.testing.assert_array_equal(dp.tensor("MLP_fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1))
+    assert "DataParallel_module.fc2.weight" in dp.tensor_names()
+    assert "gradient/DataParallel_module.fc1.bias" in dp.tensor_names()
+    assert "module.relu_output_0" in dp.tensor_names(collection="relu_output")
+    np.testing.assert_array_equal(dp.tensor("DataParallel_module.fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1))
 
 
 def test_frozen_parameters_have_no_gradient(tmp_path: Path) -> None:
@@ -247,8 +247,8 @@ os._exit(0)
 
 
 def test_distributed_data_parallel_wrapper(tmp_path: Path) -> None:
-    """Under DDP (gloo, one process) the worker comes from torch.distributed and names have
-    no 'module.'. Runs in its own process: torch.distributed state stays out of the suite."""
+    """Under DDP (gloo, one process) the worker comes from torch.distributed and names are
+    smdebug's (``DistributedDataParallel_module.<path>``). Runs in its own process: torch.distributed state stays out of the suite."""
     import subprocess
     import sys
 
@@ -261,8 +261,8 @@ def test_distributed_data_parallel_wrapper(tmp_path: Path) -> None:
     trial = create_trial(str(out))
     assert trial.workers() == ["worker_0"]
     names = trial.tensor_names(step=1)
-    assert "gradient/MLP_fc1.weight" in names and "MLP_fc2.bias" not in names
-    assert not any("module." in n for n in names)
+    assert "gradient/DistributedDataParallel_module.fc1.weight" in names
+    assert "DistributedDataParallel_module.fc2.weight" in names and "DistributedDataParallel_module.fc2.bias" not in names
 
 
 def test_steps_that_save_nothing_attach_no_hooks(tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ class DeadRelu(BuiltinRule):
 
     def evaluate(self, step: int) -> RuleResult:
         findings, seen = [], False
-        for name in self.select_tensors(regexes=self.p["tensor_regex"]):
+        # + the ReLU tensors the PyTorch hook recorded by module class (smdebug names: "1_output_0")
+        for name in self.select_tensors(["relu_output"], self.p["tensor_regex"]):
             value = self.value_at(name, step)
             if value is None or value.size == 0:
                 continue
@@ -59,7 +60,8 @@ class SaturatedActivation(BuiltinRule):
     """A tanh/sigmoid unit is saturated when its input lies inside the non-saturated range
     ``(threshold_<fn>_min, threshold_<fn>_max)`` in fewer than ``threshold_inactivity`` percent
     of the samples; fires when more than ``threshold_layer`` percent of a layer's units are
-    saturated. The function is taken from the tensor name (``tanh`` / ``sigmoid``)."""
+    saturated. The function is taken from the collection the hook recorded the tensor in
+    (``tanh_input`` / ``sigmoid_input``, by module class), else from the tensor name."""
 
     DESCRIPTION = "more than threshold_layer % of a tanh/sigmoid layer's inputs are saturated"
     PARAMETERS = (
@@ -89,8 +91,11 @@ class SaturatedActivation(BuiltinRule):
     def evaluate(self, step: int) -> RuleResult:
         findings: list[Finding] = []
         seen = False
-        for name in self.select_tensors(self.p["collection_names"], self.p["tensor_regex"]):
-            fn = "sigmoid" if "sigmoid" in name.lower() else "tanh" if "tanh" in name.lower() else None
+        by_class = {fn: set(self.select_tensors([f"{fn}_input"])) for fn in ("tanh", "sigmoid")}
+        collections = [*(self.p["collection_names"] or ()), "tanh_input", "sigmoid_input"]
+        for name in self.select_tensors(collections, self.p["tensor_regex"]):
+            fn = next((f for f, names in by_class.items() if name in names), None)
+            fn = fn or ("sigmoid" if "sigmoid" in name.lower() else "tanh" if "tanh" in name.lower() else None)
             value = self.value_at(name, step)
             if fn is None or value is None or value.size == 0:
                 continue

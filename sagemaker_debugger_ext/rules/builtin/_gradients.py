@@ -120,7 +120,7 @@ class PoorWeightInitialization(BuiltinRule):
         findings: list[Finding] = []
         seen = False
         variances = {}
-        for name in self.select_tensors(regexes=self.p["activation_inputs_regex"]):
+        for name in self.select_tensors(["relu_input"], self.p["activation_inputs_regex"]):  # + by module class
             v = self.value_at(name, step)
             if v is not None and v.size > 1:
                 variances[name] = float(np.var(v.astype(np.float64)))

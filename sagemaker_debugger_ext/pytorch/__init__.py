@@ -1,7 +1,9 @@
 """PyTorch hook with the names of ``smdebug.pytorch``: change only the import.
 
 ``import smdebug.pytorch as smd`` -> ``import sagemaker_debugger_ext.pytorch as smd``.
-Tensor names follow smdebug except for activation modules (see ``docs/hook.md``).
+Tensor names are smdebug's (see ``docs/hook.md``). Submodules as in smdebug:
+``pytorch.hook`` (``Hook``), ``pytorch.collection`` (``Collection``, ``CollectionManager``),
+``pytorch.singleton_utils`` (``get_hook``, ``set_hook``, ``del_hook``).
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import modes
-from ._container_env import USE_SMDEBUG_ENV
-from ._pytorch._hook import Hook, current_hook
-from .hooks._collections import Collection, CollectionKeys
-from .hooks._reduction_config import ReductionConfig, parse_bool
-from .hooks._save_config import SaveConfig, SaveConfigMode
+from .. import modes
+from .._container_env import USE_SMDEBUG_ENV
+from .._pytorch._hook import Hook, current_hook, del_hook, set_hook
+from ..hooks._collections import Collection, CollectionKeys
+from ..hooks._reduction_config import ReductionConfig, parse_bool
+from ..hooks._save_config import SaveConfig, SaveConfigMode
 
 __all__ = [
     "Collection",
@@ -24,8 +26,10 @@ __all__ = [
     "SaveConfig",
     "SaveConfigMode",
     "create_from_json_file",
+    "del_hook",
     "get_hook",
     "modes",
+    "set_hook",
 ]
 
 
@@ -53,7 +57,7 @@ def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = F
 
 def __getattr__(name: str) -> Any:
     if name == "create_trial":
-        from .trials import create_trial
+        from ..trials import create_trial
 
         return create_trial
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,7 @@
+"""``smdebug.pytorch.hook``: ``from sagemaker_debugger_ext.pytorch.hook import Hook``."""
+
+from __future__ import annotations
+
+from .._pytorch._hook import Hook
+
+__all__ = ["Hook"]
