@@ -14,7 +14,7 @@ $(STAMP): setup.py setup.cfg
 	$(PIP) install --quiet --upgrade pip
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[torch,xgboost,test]'
+	$(PIP) install --quiet -e '.[torch,xgboost,integrations,test]'
 	touch $(STAMP)
 
 venv: $(STAMP)
