@@ -49,9 +49,22 @@ class TrainerHook(Hook):
 
     def begin_step(self, mode: ModeKeys) -> None:
         """Open the next step in ``mode`` now (for trainers that signal batch starts)."""
+        if self._disabled or self._closed:
+            return
         if self.mode != mode:
             self.set_mode(mode)
         super().forward_pre_hook(None, ())  # type: ignore[arg-type]
+
+    def begin_train_batch(self) -> None:
+        """A training batch starts (for trainers that signal batch starts): the first one
+        after an optimizer step opens the next TRAIN step; the others run unobserved."""
+        if self._disabled or self._closed:
+            return
+        if not self._new_step_due:
+            self._detach()
+            return
+        self._new_step_due = False
+        self.begin_step(ModeKeys.TRAIN)
 
     def follow_forward(self, follow: bool) -> None:
         """Whether the registered model's forward calls open steps (default) or only :meth:`begin_step`."""
