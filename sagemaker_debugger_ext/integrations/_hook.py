@@ -16,7 +16,11 @@ from typing import Any
 
 import torch
 
-from .._container_env import CONFIG_FILE_DEBUG_HOOK, SMDEBUG_CONFIG_FILE_PATH_ENV, ContainerPaths
+from .._container_env import (
+    CONFIG_FILE_DEBUG_HOOK,
+    SMDEBUG_CONFIG_FILE_PATH_ENV,
+    ContainerPaths,
+)
 from .._exceptions import HookConfigError, field_error_message
 from .._modes import ModeKeys
 from .._pytorch._hook import Hook

@@ -9,12 +9,12 @@ import pytest
 from conftest import TokenDataset, tiny_lm
 
 pl = pytest.importorskip("lightning.pytorch")
-import torch  # noqa: E402
+import torch
 
-from sagemaker_debugger_ext import modes  # noqa: E402
-from sagemaker_debugger_ext.integrations.lightning import DebuggerCallback  # noqa: E402
-from sagemaker_debugger_ext.pytorch import SaveConfig  # noqa: E402
-from sagemaker_debugger_ext.trials import create_trial  # noqa: E402
+from sagemaker_debugger_ext import modes
+from sagemaker_debugger_ext.integrations.lightning import DebuggerCallback
+from sagemaker_debugger_ext.pytorch import SaveConfig
+from sagemaker_debugger_ext.trials import create_trial
 
 
 class LitLM(pl.LightningModule):

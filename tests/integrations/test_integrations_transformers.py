@@ -10,16 +10,19 @@ from conftest import TokenDataset, tiny_lm
 
 transformers = pytest.importorskip("transformers")
 
-from sagemaker_debugger_ext import modes  # noqa: E402
-from sagemaker_debugger_ext.pytorch import SaveConfig  # noqa: E402
-from sagemaker_debugger_ext.integrations.transformers import DebuggerCallback, add_debugger  # noqa: E402
-from sagemaker_debugger_ext.trials import create_trial  # noqa: E402
+from sagemaker_debugger_ext import modes
+from sagemaker_debugger_ext.integrations.transformers import (
+    DebuggerCallback,
+    add_debugger,
+)
+from sagemaker_debugger_ext.pytorch import SaveConfig
+from sagemaker_debugger_ext.trials import create_trial
 
 
 def _args(tmp_path: Path, **kw: Any) -> Any:
-    base = dict(output_dir=str(tmp_path / "hf"), per_device_train_batch_size=4, per_device_eval_batch_size=4,
-                learning_rate=1e-3, report_to=[], save_strategy="no", logging_steps=1, use_cpu=True,
-                disable_tqdm=True, dataloader_num_workers=0, seed=0)  # fmt: skip
+    base = {"output_dir": str(tmp_path / "hf"), "per_device_train_batch_size": 4, "per_device_eval_batch_size": 4,
+                "learning_rate": 1e-3, "report_to": [], "save_strategy": "no", "logging_steps": 1, "use_cpu": True,
+                "disable_tqdm": True, "dataloader_num_workers": 0, "seed": 0}  # fmt: skip
     base.update(kw)
     return transformers.TrainingArguments(**base)
 
