@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from sagemaker_debugger_ext import modes  # noqa: E402
-from sagemaker_debugger_ext.integrations import _autopatch  # noqa: E402
+from sagemaker_debugger_ext import modes
+from sagemaker_debugger_ext.integrations import _autopatch
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
