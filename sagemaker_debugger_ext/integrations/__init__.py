@@ -13,4 +13,14 @@ docs/hook.md, "Trainer integrations").
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+__all__ = ["TrainerHook"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TrainerHook":  # imported on first use: it imports torch
+        from ._hook import TrainerHook
+
+        return TrainerHook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

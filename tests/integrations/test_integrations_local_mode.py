@@ -73,3 +73,25 @@ def test_unmodified_trainer_script_healthy(tmp_path: Path) -> None:
     print(summary[0]["StatusDetails"])
     trial = create_trial(est.latest_job_debugger_artifacts_path())
     assert trial.steps(mode=modes.TRAIN) == [0, 1, 2, 3]  # gradient_accumulation_steps=2: not 0..7
+
+
+def test_launcher_adds_lightning_callback(tmp_path: Path) -> None:
+    """The launcher with a hook config: an unmodified Lightning script saves TRAIN steps per optimizer step."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from sagemaker_debugger_ext.trials import create_trial
+
+    pytest.importorskip("lightning")
+    out = tmp_path / "tensors"
+    config = tmp_path / "debughookconfig.json"
+    config.write_text(json.dumps({"LocalPath": str(out), "HookParameters": {"save_interval": "1"}}))
+    env = {**os.environ, "SMDEBUG_CONFIG_FILE_PATH": str(config)}
+    env.pop("TRAINING_JOB_NAME", None)
+    subprocess.run([sys.executable, *_autopatch.launcher_args(env), str(SCRIPTS / "train_lightning_lm.py")],
+                   env=env, cwd=tmp_path, check=True, capture_output=True)  # fmt: skip
+    trial = create_trial(str(out))
+    assert trial.steps(mode=modes.TRAIN) == [0, 1]  # 4 batches, accumulate 2
+    assert trial.tensor("loss_output_0").steps(mode=modes.TRAIN) == [0, 1]
