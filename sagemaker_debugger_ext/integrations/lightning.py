@@ -56,7 +56,8 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
             return
         self._module = pl_module
         self.hook.follow_forward(False)  # training_step need not call forward(): batches open steps
-        self.hook.register_module(pl_module)
+        if pl_module not in self.hook.module_maps:  # a second Trainer of the same module shares the hook
+            self.hook.register_module(pl_module)
 
     def _active(self, trainer: pl.Trainer) -> bool:
         return self.hook is not None and self._module is not None and not trainer.sanity_checking

@@ -48,7 +48,8 @@ class DebuggerCallback(transformers.TrainerCallback):  # type: ignore[misc]
         if self.hook is None or model is None or self._model is not None:
             return
         self._model = model
-        self.hook.register_module(model)
+        if model not in self.hook.module_maps:  # a second Trainer of the same model shares the hook
+            self.hook.register_module(model)
         model.register_forward_hook(self._capture_loss, with_kwargs=True)
 
     def _capture_loss(self, module: torch.nn.Module, args: Any, kwargs: dict[str, Any], outputs: Any) -> None:

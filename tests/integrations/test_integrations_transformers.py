@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TokenDataset, tiny_lm
+from tiny_lm import TokenDataset, tiny_lm
 
 transformers = pytest.importorskip("transformers")
 
