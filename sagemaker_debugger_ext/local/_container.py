@@ -49,6 +49,7 @@ from .._container_env import (
     TRAINING_JOB_NAME_ENV,
     ContainerPaths,
 )
+from ..integrations import _autopatch as trainer_integrations
 from . import _xgb_algorithm as xgboost_algorithm
 from ._job_spec import JobSpec, cpu_count
 from ._job_store import JobPaths
@@ -296,7 +297,7 @@ def build_host(
         return HostSetup(host=host, paths=paths, argv=argv, env=env)
     if spec.entry_point.endswith(".sh"):
         argv = ["/bin/sh", str(script)]
-    else:
-        argv = [sys.executable, str(script)]
+    else:  # with a Debugger config, through the launcher that adds the trainer callbacks
+        argv = [sys.executable, *trainer_integrations.launcher_args(env), str(script)]
     argv += to_cmd_args(spec.user_hyperparameters)
     return HostSetup(host=host, paths=paths, argv=argv, env=env)

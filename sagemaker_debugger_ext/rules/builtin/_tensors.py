@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ..._exceptions import RuleParameterError
 from ..._modes import ModeKeys
+from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
 from .._params import Kind, Param, non_negative, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
@@ -55,8 +57,16 @@ class _SelectedTensorsRule(BuiltinRule):
 
 
 class ExplodingTensor(_SelectedTensorsRule):
-    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``). Without a selection every
-    tensor is inspected except XGBoost's ``trees/Split``, NaN by construction at leaves."""
+    """Fires when a tensor holds NaN (or ±inf unless ``only_nan``).
+
+    The findings of a step are ordered as the training computed the tensors, so the first
+    one (the one StatusDetails and the report name) is where the NaN came from: the
+    forward pass first (parameters, module inputs/outputs and losses, in the order the hook
+    wrote them in the step), then the backward pass (``gradient/...``, in the order autograd
+    produced them), then everything else (scalars). Only saved tensors can be blamed.
+    Without a selection every tensor is inspected except XGBoost's ``trees/Split``, NaN by
+    construction at leaves.
+    """
 
     DESCRIPTION = "a tensor has non-finite values: NaN, or ±inf unless only_nan"
     PARAMETERS = (
@@ -95,6 +105,25 @@ class ExplodingTensor(_SelectedTensorsRule):
             value=n_nan + n_inf,
             threshold="0 non-finite values",
         )
+
+    def evaluate(self, step: int) -> RuleResult:
+        result = super().evaluate(step)
+        if len(result.findings) < 2:
+            return result
+        ordered = sorted(result.findings, key=lambda f: self._computed_order(f.tensor or "", step))
+        first = ordered[0]
+        lead = attrs.evolve(first, message=f"first of {len(ordered)} non-finite tensors in computation order "
+                            f"(forward, then backward): {first.message}")  # fmt: skip
+        return RuleResult.met(lead, *ordered[1:])
+
+    def _computed_order(self, name: str, step: int) -> tuple[int, float]:
+        """(phase, position in the step's file): forward (0), backward (1), scalars and the rest (2)."""
+        phase = 1 if name.startswith("gradient/") else 2 if name.startswith("scalar/") else 0
+        try:
+            location = self.base_trial.tensor(name)._step_data(step, ModeKeys.GLOBAL, None)[1]
+        except (KeyError, LookupError, TensorUnavailable, TensorUnavailableForStep, StepUnavailable):
+            location = None
+        return phase, float(location[1]) if location is not None else float("inf")
 
 
 class AllZero(_SelectedTensorsRule):

@@ -1,0 +1,138 @@
+"""Zero code change: add the Debugger callback to a script's ``Trainer`` without touching it.
+
+Local mode starts a Python entry point through :mod:`._launch` when the job has a Debugger
+hook config. The launcher installs :class:`_TrainerImportHook` on ``sys.meta_path`` before
+the script runs; when the script imports ``transformers.trainer`` or
+``lightning.pytorch.trainer.trainer`` (``from transformers import Trainer``, ``import
+lightning``), the module is patched right after it loads:
+
+- ``transformers.Trainer.__init__`` ends with ``add_debugger(self)`` unless the trainer
+  already has a ``DebuggerCallback``;
+- ``lightning.pytorch.Trainer.__init__`` appends a ``DebuggerCallback`` to ``callbacks``
+  unless one is there.
+
+Every patched trainer of the process shares one hook (one ``debug-output`` per job). The
+framework itself is never imported here. Opt out with ``SMDEBUG_EXT_AUTO_CALLBACK=0`` in the
+job's environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from .._container_env import SMDEBUG_CONFIG_FILE_PATH_ENV
+
+__all__ = ["AUTO_CALLBACK_ENV", "LAUNCHER_MODULE", "enabled", "install", "launcher_args"]
+
+#: Set to 0 / false / no / off in a job's environment to keep trainers untouched.
+AUTO_CALLBACK_ENV = "SMDEBUG_EXT_AUTO_CALLBACK"
+LAUNCHER_MODULE = "sagemaker_debugger_ext.integrations._launch"
+_OFF = {"0", "false", "no", "off"}
+_SHARED: list[Any] = []  # the process's one TrainerHook (None when there is no config)
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    """Whether a training process with this environment gets the callback added."""
+    return bool(environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV)) and environ.get(AUTO_CALLBACK_ENV, "1").strip().lower() not in _OFF
+
+
+def launcher_args(environ: Mapping[str, str]) -> list[str]:
+    """The interpreter arguments that run a script through the launcher (none when not enabled)."""
+    return ["-m", LAUNCHER_MODULE] if enabled(environ) else []
+
+
+def _shared_hook() -> Any:
+    if not _SHARED:
+        from ._hook import resolve_hook
+
+        _SHARED.append(resolve_hook(None, {}))
+    return _SHARED[0]
+
+
+def _patch_transformers(module: ModuleType) -> None:
+    cls = module.Trainer
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        from .transformers import DebuggerCallback, add_debugger
+
+        if not any(isinstance(cb, DebuggerCallback) for cb in self.callback_handler.callbacks):
+            hook = _shared_hook()
+            if hook is not None:
+                add_debugger(self, hook=hook)
+
+    cls.__init__ = __init__
+
+
+def _patch_lightning(module: ModuleType) -> None:
+    cls = module.Trainer
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        from .lightning import DebuggerCallback
+
+        given = kwargs.get("callbacks")
+        callbacks = [] if given is None else list(given) if isinstance(given, list | tuple) else [given]
+        hook = _shared_hook()
+        if hook is not None and not any(isinstance(cb, DebuggerCallback) for cb in callbacks):
+            callbacks.append(DebuggerCallback(hook=hook))
+            kwargs["callbacks"] = callbacks
+        original(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+
+
+_PATCHES: dict[str, Callable[[ModuleType], None]] = {
+    "transformers.trainer": _patch_transformers,
+    "lightning.pytorch.trainer.trainer": _patch_lightning,
+}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader: importlib.abc.Loader, patch: Callable[[ModuleType], None]) -> None:
+        self._loader = loader
+        self._patch = patch
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._loader.exec_module(module)
+        self._patch(module)
+
+
+class _TrainerImportHook(importlib.abc.MetaPathFinder):
+    """Wraps the loaders of the trainer modules so that they are patched once loaded."""
+
+    def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        patch = _PATCHES.get(fullname)
+        if patch is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _PatchingLoader(spec.loader, patch)
+                return spec
+        return None
+
+
+def install() -> None:
+    """Put the import hook first on ``sys.meta_path`` (once); patch modules already imported."""
+    if any(isinstance(f, _TrainerImportHook) for f in sys.meta_path):
+        return
+    for name, patch in _PATCHES.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+    sys.meta_path.insert(0, _TrainerImportHook())
