@@ -23,4 +23,5 @@ def __getattr__(name: str) -> Any:
         from ._hook import TrainerHook
 
         return TrainerHook
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

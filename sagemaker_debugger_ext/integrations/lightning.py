@@ -65,7 +65,8 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
     # --- training ----------------------------------------------------------------------
     def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int) -> None:
         if self._active(trainer):
-            assert self.hook is not None
+            if self.hook is None:  # _active() checked it; for the type checker
+                return
             self.hook.begin_train_batch()
 
     def on_before_optimizer_step(self, trainer: pl.Trainer, pl_module: pl.LightningModule, optimizer: Any) -> None:
@@ -101,13 +102,15 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
     # --- validation, test, predict -----------------------------------------------------------
     def _begin(self, trainer: pl.Trainer, mode: ModeKeys) -> None:
         if self._active(trainer):
-            assert self.hook is not None
+            if self.hook is None:  # _active() checked it; for the type checker
+                return
             self.hook.begin_step(mode)
 
     def _eval_loss(self, trainer: pl.Trainer, outputs: Any) -> None:
         loss = _loss_of(outputs)
         if loss is not None and self._active(trainer):
-            assert self.hook is not None
+            if self.hook is None:  # _active() checked it; for the type checker
+                return
             self.hook.record_tensor_value(LOSS_NAME, loss)
 
     def on_validation_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int,

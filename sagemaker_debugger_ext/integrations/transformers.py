@@ -120,17 +120,17 @@ def add_debugger(trainer: transformers.Trainer, hook: TrainerHook | None = None,
     callback = DebuggerCallback(hook, **hook_kwargs)
     trainer.add_callback(callback)
     callback._register(trainer.model)
-    if callback.hook is not None:
+    hook = callback.hook
+    if hook is not None:
         predict = trainer.predict
 
         @functools.wraps(predict)
         def predict_in_predict_mode(*args: Any, **kwargs: Any) -> Any:
-            assert callback.hook is not None
-            callback.hook.inference_mode = ModeKeys.PREDICT
+            hook.inference_mode = ModeKeys.PREDICT
             try:
                 return predict(*args, **kwargs)
             finally:
-                callback.hook.inference_mode = ModeKeys.EVAL
+                hook.inference_mode = ModeKeys.EVAL
 
-        trainer.predict = predict_in_predict_mode
+        trainer.predict = predict_in_predict_mode  # type: ignore[method-assign]
     return callback
