@@ -53,7 +53,7 @@ def test_pytorch_job_runs_every_deep_learning_rule(tmp_path: Path, smdebug_runs:
         Rule.sagemaker(rc.vanishing_gradient()),
         Rule.sagemaker(rc.exploding_tensor()),
         Rule.sagemaker(rc.weight_update_ratio()),
-        Rule.sagemaker(rc.all_zero(), rule_parameters={"tensor_regex": ".*relu_output"}),
+        Rule.sagemaker(rc.all_zero(), rule_parameters={"collection_names": "relu_output"}),  # ReLU outputs, by module class
         Rule.sagemaker(rc.dead_relu()),
         Rule.sagemaker(rc.tensor_variance(), rule_parameters={"collection_names": "weights", "max_threshold": "1e6"}),
         Rule.sagemaker(rc.unchanged_tensor(), rule_parameters={"collection_names": "weights"}),
