@@ -115,12 +115,7 @@ def test_census_builtin_algorithm_with_our_estimator(tmp_path: Path) -> None:
     _check_job(estimator, data, tmp_path / "out")
 
 
-_OURS_IN_SDK = pytest.mark.xfail(
-    strict=False, reason="issue 12 item 1 (sdk-dropin): SDK estimators do not yet take our Rule/DebuggerHookConfig"
-)
-
-
-@pytest.mark.parametrize("configs", ["sagemaker.debugger", pytest.param("sagemaker_debugger_ext", marks=_OURS_IN_SDK)])
+@pytest.mark.parametrize("configs", ["sagemaker.debugger", "sagemaker_debugger_ext"])
 def test_census_builtin_algorithm_with_sdk_estimator(tmp_path: Path, configs: str) -> None:
     """sagemaker.estimator.Estimator (the notebook's class) with our LocalSession, the SDK's or our config objects."""
     import importlib
