@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from ..exceptions import SMDebugTypeError
 
-__all__ = ["get_path_to_collections", "is_s3", "make_numpy_array"]
+__all__ = ["get_path_to_collections", "is_s3", "make_numpy_array", "remove_file_if_exists"]
 
 
 def is_s3(path: str) -> tuple[bool, str | None, str | None]:
@@ -39,3 +40,9 @@ def make_numpy_array(x: Any) -> np.ndarray:
         return np.array(x) if isinstance(x, dict) else np.asarray(x)
     msg = f"make_numpy_array does not support the type {type(x).__name__}"
     raise SMDebugTypeError(msg)
+
+
+def remove_file_if_exists(file_path: str | os.PathLike[str]) -> None:
+    """Remove ``file_path`` if it exists (smdebug's ``core.utils`` helper)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(file_path)
