@@ -32,7 +32,9 @@ $(SMDEBUG_VENV)/.installed:
 
 # torch in the reference venv too (the local CPU wheel), for the PyTorch differential tests.
 $(SMDEBUG_VENV)/.torch: $(SMDEBUG_VENV)/.installed
-	-( $(SMDEBUG_VENV)/bin/python -m pip install --quiet torch==2.13.0 'numpy<2' && touch $@ ) || \
+	# torch pulls setuptools >= 77, which has no pkg_resources; smdebug.xgboost imports it: pin it back after.
+	-( $(SMDEBUG_VENV)/bin/python -m pip install --quiet torch==2.13.0 'numpy<2' && \
+	  $(SMDEBUG_VENV)/bin/python -m pip install --quiet 'setuptools<70' && touch $@ ) || \
 	  echo "torch could not be installed in the smdebug reference venv; PyTorch oracle tests will be skipped"
 
 smdebug-venv: $(SMDEBUG_VENV)/.installed $(SMDEBUG_VENV)/.torch
