@@ -154,8 +154,11 @@ def test_misbehaving_handlers_leave_the_outcome_unchanged(
     assert "misbehaving.py:hangs timed out after 1 s and was killed" in log
     assert "defines no function 'not_there'" in log
     recorded = [json.loads(line) for line in out.read_text().splitlines()]
-    assert recorded[-1]["detail"]["TrainingJobStatus"] == "Completed"
-    assert len(recorded) == len(read_events(local_client.store.paths("bad-handlers").root)[0])
+    emitted = read_events(local_client.store.paths("bad-handlers").root)[0]
+    # every event reached the recording handler exactly once; calls run concurrently, each in its
+    # own process, so (as with EventBridge) the order of delivery is not guaranteed
+    assert sorted(e["id"] for e in recorded) == sorted(e["id"] for e in emitted)
+    assert "Completed" in {e["detail"]["TrainingJobStatus"] for e in recorded}
 
 
 @pytest.mark.slow
