@@ -66,7 +66,9 @@ def test_sdk_estimator_file_output(tmp_path: Path) -> None:
     est = Estimator(
         image_uri="local-image", role=ROLE, instance_count=1, instance_type="local",
         entry_point="train_steps.py", source_dir=str(SCRIPTS), sagemaker_session=_session(StartMonitor=True),
-        output_path=out, hyperparameters={"steps": 3},
+        # 3 steps of 0.5 s: the system monitor (500 ms interval) samples while training runs, also
+        # on a loaded machine (with instant steps it could miss the whole job)
+        output_path=out, hyperparameters={"steps": 3, "step-seconds": "0.5"},
         rules=[Rule.sagemaker(rule_configs.loss_not_decreasing())],
         tensorboard_output_config=TensorBoardOutputConfig(s3_output_path=out),
     )  # fmt: skip
