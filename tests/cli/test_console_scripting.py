@@ -52,10 +52,13 @@ def _json(cli: Any, *args: str, env: dict[str, str]) -> Any:
 def test_jobs_list_piped_shows_whole_names(cli: Any, job: tuple[dict[str, str], Path]) -> None:
     """``jobs list | cat`` prints the full job name (nothing cut to a terminal width)."""
     env, _ = job
-    piped = subprocess.run(
-        f"{cli.__globals__['CONSOLE_SCRIPT']} jobs list | cat", shell=True,
-        capture_output=True, text=True, env={**env, "COLUMNS": "40"}, timeout=120, check=True,
-    )  # fmt: skip
+    env = {**env, "COLUMNS": "40"}
+    lister = subprocess.Popen([str(cli.__globals__["CONSOLE_SCRIPT"]), "jobs", "list"], stdout=subprocess.PIPE, env=env)
+    cat = subprocess.run(["cat"], stdin=lister.stdout, capture_output=True, text=True, timeout=120, check=True)
+    assert lister.stdout is not None
+    lister.stdout.close()
+    assert lister.wait(timeout=120) == 0
+    piped = cat
     rows = [line.split("\t") for line in piped.stdout.splitlines()]
     assert [r[0] for r in rows] == [LONG_NAME]
     assert rows[0][1:3] == ["Completed", "Completed"]
