@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ChildProcess", "failure_reason", "pid_alive", "terminate_all"]
+__all__ = ["ChildProcess", "failure_reason", "free_port", "pid_alive", "terminate_all"]
 
 _TRACEBACK = "Traceback (most recent call last):"
 _MAX_REASON = 1024
@@ -189,3 +190,10 @@ def failure_reason(*, host: str, exit_code: int, log_path: Path, failure_file: P
     if len(reason) > _MAX_REASON:
         reason = reason[: _MAX_REASON - 3] + "..."
     return reason
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (for the hosts' rendezvous)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -30,16 +29,10 @@ from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
-from ._runner import ChildProcess, failure_reason, terminate_all
+from ._runner import ChildProcess, failure_reason, free_port, terminate_all
 from ._sync import Syncer, SyncTarget, SyncThread, pack_folder
 
 __all__ = ["Supervisor", "main"]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 _LOG = logging.getLogger(__name__)
@@ -111,7 +104,7 @@ class Supervisor:
         self.transition("Downloading", "Downloading input data and code to the local job folder")
         code_dir = fetch_code(spec, self.paths.root)
         channels = fetch_channels(spec, self.paths.root)
-        port = _free_port()
+        port = free_port()
         base_env = dict(self.environ)
         for rank in range(spec.instance_count):
             self.hosts.append(
