@@ -1,8 +1,16 @@
 """A plain Lightning script (no Debugger code): the tiny random GPT-2 on synthetic tokens."""
 
+import argparse
+
 import lightning.pytorch as pl
 import torch
 import transformers
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--lr", type=float, default=1e-2)
+parser.add_argument("--optim", default="sgd")
+parser.add_argument("--epochs", type=int, default=1)
+args = parser.parse_args()
 
 VOCAB, SEQ = 64, 8
 
@@ -19,10 +27,11 @@ class LitLM(pl.LightningModule):
         return self.model(input_ids=batch, labels=batch).loss
 
     def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=1e-2)
+        optim = torch.optim.AdamW if args.optim == "adamw" else torch.optim.SGD
+        return optim(self.parameters(), lr=args.lr)
 
 
 ids = (torch.randint(0, VOCAB, (16, 1)) + torch.arange(SEQ)) % VOCAB
-trainer = pl.Trainer(accelerator="cpu", max_epochs=1, accumulate_grad_batches=2, logger=False,
+trainer = pl.Trainer(accelerator="cpu", max_epochs=args.epochs, accumulate_grad_batches=2, logger=False,
                      enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
 trainer.fit(LitLM(), torch.utils.data.DataLoader(ids, batch_size=4))
