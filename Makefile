@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SMDEBUG_VENV := .venv-smdebug
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench fuzz venv smdebug-venv clean lint
+.PHONY: demo test bench fuzz venv smdebug-venv mxnet-venv clean lint
 
 $(STAMP): setup.py setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,11 +39,30 @@ $(SMDEBUG_VENV)/.torch: $(SMDEBUG_VENV)/.installed
 
 smdebug-venv: $(SMDEBUG_VENV)/.installed $(SMDEBUG_VENV)/.torch
 
+# MXNet 1.9.1 (retired upstream) needs NumPy < 1.24, so it cannot share .venv (TensorFlow 2.21 needs
+# NumPy >= 1.26): the MXNet hook is tested in a venv of its own holding mxnet, this package (no
+# SDK: the hook side needs only its light dependencies) and, as the oracle, smdebug 1.0.34 in another.
+# Best effort: the MXNet tests skip with a visible reason when these cannot be built.
+MXNET_VENV := .venv-mxnet
+SMDEBUG_MXNET_VENV := .venv-smdebug-mxnet
+MXNET_PINS := 'mxnet==1.9.1' 'numpy==1.23.5'
+$(MXNET_VENV)/.installed: setup.cfg
+	-( $(PYTHON) -m venv $(MXNET_VENV) && \
+	  $(MXNET_VENV)/bin/python -m pip install --quiet $(MXNET_PINS) attrs crc32c psutil smdebug-rulesconfig pytest && \
+	  $(MXNET_VENV)/bin/python -m pip install --quiet --no-deps -e . && touch $@ ) || \
+	  echo "the MXNet venv could not be built; MXNet tests will be skipped"
+$(SMDEBUG_MXNET_VENV)/.installed:
+	-( $(PYTHON) -m venv $(SMDEBUG_MXNET_VENV) && \
+	  $(SMDEBUG_MXNET_VENV)/bin/python -m pip install --quiet 'smdebug==1.0.34' $(MXNET_PINS) 'protobuf==3.20.3' 'pandas<2' psutil 'setuptools<70' && \
+	  touch $@ ) || echo "the smdebug MXNet reference venv could not be built; MXNet oracle tests will be skipped"
+
+mxnet-venv: $(MXNET_VENV)/.installed $(SMDEBUG_MXNET_VENV)/.installed
+
 demo: $(STAMP)
 	$(VENV)/bin/sagemaker-debugger-ext demo
 
 # Coverage of the test processes (pytest-cov, works with xdist); the floor is fail_under in pyproject.toml.
-test: $(STAMP) smdebug-venv
+test: $(STAMP) smdebug-venv mxnet-venv
 	$(PY) -m pytest -n 2 --cov --cov-report=term $(PYTEST_ARGS)
 
 # The reader's seeded fuzz test at full length (make test runs 4,000 cases; FUZZ_SEED=N for another seed).
@@ -65,4 +84,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) $(SMDEBUG_VENV) build dist *.egg-info
+	rm -rf $(VENV) $(SMDEBUG_VENV) $(MXNET_VENV) $(SMDEBUG_MXNET_VENV) build dist *.egg-info

@@ -211,6 +211,13 @@ class Collection:
         names when the hook that registered it prepares its collections (smdebug's API)."""
         self._modules[module] = (bool(inputs), bool(outputs))
 
+    def add_block_tensors(self, block: Any, inputs: bool = False, outputs: bool = True) -> None:
+        """Add an MXNet Gluon block's inputs and/or outputs by its name (smdebug.mxnet's API)."""
+        if inputs:
+            self.include(block.name + "_input_*")
+        if outputs:
+            self.include(block.name + "_output_*")
+
     @property
     def modules(self) -> dict[Any, tuple[bool, bool]]:
         """Module -> (inputs, outputs) added with :meth:`add_module_tensors`."""

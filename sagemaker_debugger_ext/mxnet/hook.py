@@ -1,0 +1,7 @@
+"""``smdebug.mxnet.hook``: ``from sagemaker_debugger_ext.mxnet.hook import Hook``."""
+
+from __future__ import annotations
+
+from .._mxnet._hook import Hook
+
+__all__ = ["Hook"]
