@@ -98,6 +98,10 @@ class LocalSession(_SdkLocalSession):
     .. versionadded:: 0.1.0
     """
 
+    # set by the SDK's untyped base class
+    sagemaker_config: Any
+    config: Any
+
     def __init__(
         self,
         boto_session: Any = None,

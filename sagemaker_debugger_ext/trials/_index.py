@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 from .._modes import ModeKeys
 from ..exceptions import IndexReaderException
@@ -38,7 +38,7 @@ class IndexFile(NamedTuple):
 MAX_EXTENT = 1 << 48
 
 
-def _is_int(value: object, low: int, high: int = MAX_EXTENT) -> bool:
+def _is_int(value: object, low: int, high: int = MAX_EXTENT) -> TypeGuard[int]:
     return value.__class__ is int and low <= value < high  # type: ignore[operator]
 
 
