@@ -9,12 +9,11 @@ venv of its own (see ``docs/migration.md``). Submodules as in smdebug: ``mxnet.h
 
 from __future__ import annotations
 
-from typing import Any
-
 from .. import modes
 from ..hooks._collections import CollectionKeys
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..trials import create_trial
 from .collection import Collection
 from .hook import Hook
 from .singleton_utils import del_hook, get_hook, set_hook
@@ -26,17 +25,9 @@ __all__ = [
     "ReductionConfig",
     "SaveConfig",
     "SaveConfigMode",
+    "create_trial",
     "del_hook",
     "get_hook",
     "modes",
     "set_hook",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "create_trial":
-        from ..trials import create_trial
-
-        return create_trial
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
