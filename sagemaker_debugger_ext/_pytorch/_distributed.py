@@ -40,15 +40,16 @@ if TYPE_CHECKING:
 
 __all__ = ["ShardedParams", "adopt_process_group", "clean_name", "unwrapped_class_name"]
 
-WRAPPER_PREFIXES = ("_fsdp_wrapped_module.", "_checkpoint_wrapped_module.")
+WRAPPER_PARTS = frozenset({"_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
 _FSDP2_CLASS_PREFIX = "FSDP"
 
 
 def clean_name(name: str) -> str:
-    """``name`` without FSDP1 / activation-checkpoint wrapper path components."""
-    for prefix in WRAPPER_PREFIXES:
-        name = name.replace(prefix, "")
-    return name
+    """``name`` (a dotted module or parameter path) without FSDP1 / activation-checkpoint
+    wrapper components: ``fc1._checkpoint_wrapped_module.weight`` -> ``fc1.weight``."""
+    if "_wrapped_module" not in name:
+        return name
+    return ".".join(part for part in name.split(".") if part not in WRAPPER_PARTS)
 
 
 def _fsdp2_module_class() -> type | None:
@@ -110,9 +111,14 @@ class ShardedParams:
     params: list[tuple[str, torch.nn.Parameter]] = attrs.field(factory=list)
     # module -> its own (attribute, tensor name) for sharded parameters, for the gradient hooks
     owners: dict[torch.nn.Module, list[tuple[str, str]]] = attrs.field(factory=dict)
+    # registered FSDP1 wrappers -> the (cleaned) names of their parameters, known after the first gather
+    fsdp1: dict[torch.nn.Module, tuple[str, ...] | None] = attrs.field(factory=dict)
 
     def add(self, model: torch.nn.Module, named: list[tuple[str, torch.nn.Parameter]]) -> list[tuple[str, torch.nn.Parameter]]:
         """Keep ``named``'s sharded parameters; return the others (saved as usual)."""
+        if _is_fsdp1(model):
+            self.fsdp1[model] = None
+            return []
         sharded = {id(p): name for name, p in named if is_sharded(p)}
         if not sharded:
             return named
@@ -124,7 +130,7 @@ class ShardedParams:
         return [(name, p) for name, p in named if id(p) not in sharded]
 
     def __bool__(self) -> bool:
-        return bool(self.params)
+        return bool(self.params or self.fsdp1)
 
     def save_gathered(self, hook: Hook, due: frozenset[Collection]) -> None:
         """Gather and (on writing ranks) save each due parameter; every rank must call this."""
@@ -135,6 +141,9 @@ class ShardedParams:
                 if hook._writes:
                     hook._write_for(name, full, colls)
                 del full
+        for root, names in self.fsdp1.items():
+            if names is None or any(c in due for name in names for c in hook._collections_of(name)):
+                self.fsdp1[root] = _save_fsdp1(hook, root, due)
 
     def on_step(self, hook: Hook) -> None:
         """At the start of a step (every rank): gather the due parameters, hook the due gradients."""
@@ -175,3 +184,28 @@ def _grad_hooker(hook: Hook, picked: list[tuple[str, str]], handles: list[Any]) 
                 handles.append(param.register_hook(hook._grad_callback(gname)))  # type: ignore[no-untyped-call]
 
     return pre
+
+
+def _is_fsdp1(module: torch.nn.Module) -> bool:
+    if "torch.distributed.fsdp" not in sys.modules:
+        return False
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    return isinstance(module, FullyShardedDataParallel)
+
+
+def _save_fsdp1(hook: Hook, root: torch.nn.Module, due: frozenset[Collection]) -> tuple[str, ...]:
+    """Gather the whole FSDP1 model (``summon_full_params``, every rank) and save its due
+    parameters; return the parameter names."""
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    from ._naming import parameter_names
+
+    with FullyShardedDataParallel.summon_full_params(root, writeback=False):
+        named = parameter_names(root)
+        for name, param in named:
+            colls = tuple(c for c in hook._collections_of(name) if c in due)
+            if colls and hook._writes:
+                # a copy: a numpy view would pin the gathered storage, which FSDP frees on exit
+                hook._write_for(name, param.detach().clone(), colls)
+    return tuple(name for name, _ in named)

@@ -38,9 +38,12 @@ def activation_collections(module: torch.nn.Module, side: str) -> tuple[str, ...
 def module_names(model: torch.nn.Module) -> dict[torch.nn.Module, str]:
     """Every submodule of ``model`` -> its tensor-name prefix (smdebug's ``_module_name``)."""
     names: dict[torch.nn.Module, str] = {}
+    used: set[str] = set()
     for path, sub in model.named_modules():
-        if sub not in names:
-            names[sub] = clean_name(path)
+        name = clean_name(path)
+        if sub not in names and name not in used:  # a wrapper and the module it wraps: the wrapper
+            names[sub] = name
+            used.add(name)
     names[model] = unwrapped_class_name(model)
     return names
 

@@ -1,0 +1,121 @@
+"""FSDP on CPU with gloo (real torchrun, 2 ranks): one trial with both workers, the unsharded
+names, values equal to the parameters the script gathers itself at each step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from launch_distributed import torchrun
+
+from sagemaker_debugger_ext.trials import create_trial
+
+pytestmark = pytest.mark.slow  # torchrun with two training processes
+
+SCRIPT = """
+import sys
+import numpy as np
+import torch, torch.distributed as dist, torch.nn as nn
+from torch.distributed.fsdp import FullyShardedDataParallel, fully_shard
+import sagemaker_debugger_ext.pytorch as smd
+
+out, kind, workers = sys.argv[1:4]
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+torch.manual_seed(0)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 6)
+        self.fc2 = nn.Linear(6, 1)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+model = Net()
+if kind == "fsdp2":
+    fully_shard(model.fc1)  # nested: fc1 its own group, fc2 in the root's
+    fully_shard(model)
+else:
+    model = FullyShardedDataParallel(model, device_id=torch.device("cpu"))
+
+
+def gathered_params():
+    if kind == "fsdp2":
+        return {n: p.full_tensor().detach().numpy().copy() for n, p in model.named_parameters()}
+    with FullyShardedDataParallel.summon_full_params(model, writeback=False):
+        return {n: p.detach().clone().numpy() for n, p in model.named_parameters()}
+
+
+hook = smd.Hook(out_dir=out, include_workers=workers, save_config=smd.SaveConfig(save_interval=1),
+                include_collections=["weights", "biases", "gradients", "losses"])
+hook.register_module(model)
+loss_fn = nn.MSELoss()
+hook.register_loss(loss_fn)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+g = torch.Generator().manual_seed(rank)
+expected = {}
+for step in range(3):
+    for name, value in gathered_params().items():  # what the hook saves at the step's start
+        expected[f"param/{step}/{name}"] = value
+    opt.zero_grad()
+    loss_fn(model(torch.randn(8, 4, generator=g)), torch.randn(8, 1, generator=g)).backward()
+    if kind == "fsdp2":  # the reduced (averaged) gradient, gathered
+        for name, p in model.named_parameters():
+            expected[f"grad/{step}/{name}"] = p.grad.full_tensor().numpy().copy()
+    opt.step()
+hook.close()
+if rank == 0:
+    np.savez(out + "/expected.npz", **expected)
+dist.destroy_process_group()
+"""
+
+NAMES = ["Net_fc1.bias", "Net_fc1.weight", "Net_fc2.bias", "Net_fc2.weight"]
+
+
+def _run(tmp_path: Path, kind: str, workers: str) -> tuple[object, dict[str, np.ndarray]]:
+    script = tmp_path / "train_fsdp.py"
+    script.write_text(SCRIPT)
+    out = tmp_path / "out"
+    torchrun(script, str(out), kind, workers)
+    with np.load(out / "expected.npz") as data:
+        expected = {k: data[k] for k in data.files}
+    return create_trial(str(out)), expected
+
+
+def test_fsdp2_one_trial_both_workers_unsharded_names_gathered_values(tmp_path: Path) -> None:
+    """fully_shard, include_workers=all: both workers, unsharded names, each the full gathered parameter."""
+    trial, expected = _run(tmp_path, "fsdp2", "all")
+    assert trial.workers() == ["worker_0", "worker_1"]
+    assert trial.tensor_names() == ["MSELoss_output_0", *NAMES, *(f"gradient/{n}" for n in NAMES)]
+    for step in range(3):
+        for name in NAMES:
+            full = expected[f"param/{step}/{name[4:]}"]
+            for worker in ("worker_0", "worker_1"):
+                np.testing.assert_array_equal(trial.tensor(name).value(step, worker=worker), full)
+            # each worker's saved gradient is its own, unsharded; FSDP averages them
+            grads = [trial.tensor(f"gradient/{name}").value(step, worker=w) for w in ("worker_0", "worker_1")]
+            assert grads[0].shape == full.shape and not np.allclose(grads[0], grads[1])
+            np.testing.assert_allclose((grads[0] + grads[1]) / 2, expected[f"grad/{step}/{name[4:]}"], rtol=1e-5, atol=1e-7)
+
+
+def test_fsdp2_chief_only_gathers_without_a_hang(tmp_path: Path) -> None:
+    """include_workers=one: rank 1 takes part in every gather but writes nothing."""
+    trial, expected = _run(tmp_path, "fsdp2", "one")
+    assert trial.workers() == ["worker_0"]
+    np.testing.assert_array_equal(trial.tensor("Net_fc1.weight").value(2), expected["param/2/fc1.weight"])
+
+
+def test_fsdp1_parameters_gathered_under_unwrapped_names(tmp_path: Path) -> None:
+    """FullyShardedDataParallel: names without the wrapper, values from summon_full_params (no gradients: documented)."""
+    trial, expected = _run(tmp_path, "fsdp1", "all")
+    assert trial.workers() == ["worker_0", "worker_1"]
+    assert trial.tensor_names() == ["MSELoss_output_0", *NAMES]
+    for step in range(3):
+        for name in NAMES:
+            for worker in ("worker_0", "worker_1"):
+                np.testing.assert_array_equal(trial.tensor(name).value(step, worker=worker), expected[f"param/{step}/{name[4:]}"])
