@@ -133,14 +133,23 @@ class ShardedParams:
         return bool(self.params or self.fsdp1)
 
     def save_gathered(self, hook: Hook, due: frozenset[Collection]) -> None:
-        """Gather and (on writing ranks) save each due parameter; every rank must call this."""
+        """Save each due parameter (on writing ranks); every rank must call this, since it
+        gathers: the full tensor when a due collection saves raw tensors, else only the
+        shards' reductions (:mod:`._shard_reductions`)."""
+        by_shards = []
         for name, param in self.params:
             colls = tuple(c for c in hook._collections_of(name) if c in due)
-            if colls:
-                full = param.detach().full_tensor()  # type: ignore[attr-defined]
-                if hook._writes:
-                    hook._write_for(name, full, colls)
-                del full
+            if not colls:
+                continue
+            if _reductions_only(colls) and _sharded_1d(param):
+                by_shards.append((name, param, colls))
+                continue
+            full = param.detach().full_tensor()  # type: ignore[attr-defined]
+            if hook._writes:
+                hook._write_for(name, full, colls)
+            del full
+        if by_shards:
+            _save_shard_reductions(hook, by_shards)
         for root, names in self.fsdp1.items():
             if names is None or any(c in due for name in names for c in hook._collections_of(name)):
                 self.fsdp1[root] = _save_fsdp1(hook, root, due)
@@ -209,3 +218,40 @@ def _save_fsdp1(hook: Hook, root: torch.nn.Module, due: frozenset[Collection]) -
                 # a copy: a numpy view would pin the gathered storage, which FSDP frees on exit
                 hook._write_for(name, param.detach().clone(), colls)
     return tuple(name for name, _ in named)
+
+
+def _reductions_only(colls: tuple[Collection, ...]) -> bool:
+    """Whether the collections save only reductions (no raw tensor) that shards can give."""
+    from ._shard_reductions import SUPPORTED
+
+    for coll in colls:
+        cfg = coll.reduction_config
+        if cfg is None or cfg.save_raw_tensor or not cfg.all_reductions:
+            return False
+        if any(op not in SUPPORTED for op, _ in cfg.all_reductions):
+            return False
+    return True
+
+
+def _sharded_1d(param: torch.Tensor) -> bool:
+    """A DTensor sharded over a one-dimensional mesh (FSDP2; HSDP's replicas would count twice)."""
+    placements: Any = getattr(param, "placements", ())
+    return len(placements) == 1 and placements[0].is_shard()
+
+
+def _save_shard_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]) -> None:
+    from ..hooks._reduction_config import reduction_tensor_name
+    from ._shard_reductions import reduce_shards
+
+    wanted = [tuple(dict.fromkeys(pair for c in colls for pair in c.reduction_config.all_reductions))  # type: ignore[union-attr]
+              for _, _, colls in items]  # fmt: skip
+    group = items[0][1].device_mesh.get_group()  # type: ignore[attr-defined]
+    results = reduce_shards([p.to_local() for _, p, _ in items], wanted, group)  # type: ignore[attr-defined]
+    if not hook._writes:
+        return
+    out = hook._output_for_step()
+    for (name, param, colls), values in zip(items, results, strict=True):
+        for (op, is_abs), value in values.items():
+            out.write_raw(reduction_tensor_name(name, op, is_abs), value)
+        if any(c.reduction_config.save_shape for c in colls):  # type: ignore[union-attr]
+            out._shapes.append((name, tuple(param.shape)))

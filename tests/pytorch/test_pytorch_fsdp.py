@@ -36,8 +36,19 @@ class Net(nn.Module):
         return self.fc2(torch.relu(self.fc1(x)))
 
 
+from torch.distributed.tensor import DTensor
+gathers = [0]
+full_tensor = DTensor.full_tensor
+
+
+def counted_full_tensor(self, *args, **kwargs):
+    gathers[0] += 1
+    return full_tensor(self, *args, **kwargs)
+
+
+DTensor.full_tensor = counted_full_tensor
 model = Net()
-if kind == "fsdp2":
+if kind.startswith("fsdp2"):
     fully_shard(model.fc1)  # nested: fc1 its own group, fc2 in the root's
     fully_shard(model)
 else:
@@ -45,14 +56,18 @@ else:
 
 
 def gathered_params():
-    if kind == "fsdp2":
+    if kind.startswith("fsdp2"):
         return {n: p.full_tensor().detach().numpy().copy() for n, p in model.named_parameters()}
     with FullyShardedDataParallel.summon_full_params(model, writeback=False):
         return {n: p.detach().clone().numpy() for n, p in model.named_parameters()}
 
 
+reductions = None
+if kind == "fsdp2-reduced":  # only reductions: each rank reduces its shard, no parameter is gathered
+    reductions = smd.ReductionConfig(reductions=["min", "max", "mean", "std", "variance", "sum", "prod"],
+                                     norms=["l1", "l2"], abs_reductions=["min", "mean"], save_shape=True)
 hook = smd.Hook(out_dir=out, include_workers=workers, save_config=smd.SaveConfig(save_interval=1),
-                include_collections=["weights", "biases", "gradients", "losses"])
+                include_collections=["weights", "biases", "gradients", "losses"], reduction_config=reductions)
 hook.register_module(model)
 loss_fn = nn.MSELoss()
 hook.register_loss(loss_fn)
@@ -64,13 +79,13 @@ for step in range(3):
         expected[f"param/{step}/{name}"] = value
     opt.zero_grad()
     loss_fn(model(torch.randn(8, 4, generator=g)), torch.randn(8, 1, generator=g)).backward()
-    if kind == "fsdp2":  # the reduced (averaged) gradient, gathered
+    if kind.startswith("fsdp2"):  # the reduced (averaged) gradient, gathered
         for name, p in model.named_parameters():
             expected[f"grad/{step}/{name}"] = p.grad.full_tensor().numpy().copy()
     opt.step()
 hook.close()
 if rank == 0:
-    np.savez(out + "/expected.npz", **expected)
+    np.savez(out + "/expected.npz", gathers=np.array(gathers[0]), **expected)
 dist.destroy_process_group()
 """
 
@@ -91,6 +106,7 @@ def test_fsdp2_one_trial_both_workers_unsharded_names_gathered_values(tmp_path: 
     """fully_shard, include_workers=all: both workers, unsharded names, each the full gathered parameter."""
     trial, expected = _run(tmp_path, "fsdp2", "all")
     assert trial.workers() == ["worker_0", "worker_1"]
+    assert int(expected["gathers"]) == 3 * 8 + 3 * 4  # the script's own, and the hook's 4 parameters a step
     assert trial.tensor_names() == ["MSELoss_output_0", *NAMES, *(f"gradient/{n}" for n in NAMES)]
     for step in range(3):
         for name in NAMES:
@@ -119,3 +135,27 @@ def test_fsdp1_parameters_gathered_under_unwrapped_names(tmp_path: Path) -> None
         for name in NAMES:
             for worker in ("worker_0", "worker_1"):
                 np.testing.assert_array_equal(trial.tensor(name).value(step, worker=worker), expected[f"param/{step}/{name[4:]}"])
+
+
+def test_fsdp2_reductions_only_from_shards_equal_the_gathered_tensors(tmp_path: Path) -> None:
+    """Reductions-only saving: the shards' reductions combine into those of the whole parameter
+    (rank 1 holds an empty shard of fc2); no raw parameter is written."""
+    trial, expected = _run(tmp_path, "fsdp2-reduced", "all")
+    assert trial.workers() == ["worker_0", "worker_1"]
+    assert int(expected["gathers"]) == 3 * 8  # the script's own 4 parameters + 4 gradients a step: none by the hook
+    funcs = {"min": np.min, "max": np.max, "mean": np.mean, "std": np.std, "variance": np.var, "sum": np.sum,
+             "prod": np.prod, "l1": lambda a: np.abs(a).sum(), "l2": lambda a: np.sqrt((a * a).sum())}  # fmt: skip
+    for step in range(3):
+        for name in NAMES:
+            full = expected[f"param/{step}/{name[4:]}"].astype(np.float64)
+            tensor = trial.tensor(name)
+            for worker in ("worker_0", "worker_1"):
+                assert tensor.shape(step, worker=worker) == full.shape
+                for op, func in funcs.items():
+                    got = tensor.reduction_value(step, op, worker=worker)
+                    np.testing.assert_allclose(got, func(full), rtol=1e-5, atol=1e-6, err_msg=f"{name} {op} @{step}")
+                for op in ("min", "mean"):
+                    got = tensor.reduction_value(step, op, worker=worker, abs=True)
+                    np.testing.assert_allclose(got, funcs[op](np.abs(full)), rtol=1e-5, atol=1e-6)
+            with pytest.raises(Exception, match="(?i)reduction|raw|not"):
+                tensor.value(step, worker="worker_0")
