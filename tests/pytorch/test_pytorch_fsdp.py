@@ -159,3 +159,76 @@ def test_fsdp2_reductions_only_from_shards_equal_the_gathered_tensors(tmp_path: 
                     np.testing.assert_allclose(got, funcs[op](np.abs(full)), rtol=1e-5, atol=1e-6)
             with pytest.raises(Exception, match="(?i)reduction|raw|not"):
                 tensor.value(step, worker="worker_0")
+
+
+LOCAL_JOB_SCRIPT = """
+import argparse
+import numpy as np
+import torch, torch.distributed as dist, torch.nn as nn
+from torch.distributed.fsdp import fully_shard
+import sagemaker_debugger_ext.pytorch as smd
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--expected", required=True)
+args = parser.parse_args()
+dist.init_process_group("gloo")  # env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT from the platform
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 1))
+fully_shard(model)
+hook = smd.Hook.create_from_json_file()
+hook.register_module(model)
+loss_fn = nn.MSELoss()
+hook.register_loss(loss_fn)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+g = torch.Generator().manual_seed(dist.get_rank())
+expected = {}
+for step in range(4):
+    for name, p in model.named_parameters():
+        expected[f"{step}/{name}"] = p.full_tensor().detach().numpy().copy()
+    opt.zero_grad()
+    loss_fn(model(torch.randn(8, 4, generator=g)), torch.randn(8, 1, generator=g)).backward()
+    opt.step()
+hook.close()
+if dist.get_rank() == 0:
+    np.savez(args.expected, **expected)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_local_mode_instance_count_2_fsdp_with_a_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """instance_count=2 local job with fully_shard: both workers, unsharded names, gathered values;
+    a built-in rule evaluates the logical tensors."""
+    from sagemaker.debugger import CollectionConfig, DebuggerHookConfig, Rule, rule_configs
+    from sagemaker.pytorch import PyTorch
+
+    from sagemaker_debugger_ext.local import LocalSession
+
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train_fsdp.py").write_text(LOCAL_JOB_SCRIPT)
+    out = (tmp_path / "out").as_uri()
+    est = PyTorch(
+        entry_point="train_fsdp.py", source_dir=str(tmp_path / "src"), role="arn:aws:iam::123456789012:role/local",
+        framework_version="2.1", py_version="py310", instance_count=2, instance_type="local", output_path=out,
+        sagemaker_session=LocalSession(settings={"StartMonitor": False}),
+        hyperparameters={"expected": str(tmp_path / "expected.npz")},
+        debugger_hook_config=DebuggerHookConfig(
+            s3_output_path=out, hook_parameters={"include_workers": "all", "save_interval": "1"},
+            collection_configs=[CollectionConfig("weights"), CollectionConfig("gradients"), CollectionConfig("losses")],
+        ),
+        rules=[Rule.sagemaker(rule_configs.exploding_tensor())],
+    )  # fmt: skip
+    est.fit(job_name="fsdp-two-hosts", logs="None", wait=True)
+    assert est.latest_training_job.describe()["TrainingJobStatus"] == "Completed"
+    trial = create_trial(est.latest_job_debugger_artifacts_path())
+    assert trial.workers() == ["worker_0", "worker_1"]
+    assert [n for n in trial.tensor_names() if "weight" in n] == ["Sequential_0.weight", "Sequential_2.weight",
+                                                                  "gradient/Sequential_0.weight", "gradient/Sequential_2.weight"]  # fmt: skip
+    with np.load(tmp_path / "expected.npz") as expected:
+        for step in range(4):
+            for worker in ("worker_0", "worker_1"):
+                np.testing.assert_array_equal(trial.tensor("Sequential_0.weight").value(step, worker=worker), expected[f"{step}/0.weight"])
+    summary = est.latest_training_job.rule_job_summary()
+    assert [(s["RuleConfigurationName"], s["RuleEvaluationStatus"]) for s in summary] == [("ExplodingTensor", "NoIssuesFound")]
+    assert "evaluated 4 steps" in summary[0]["StatusDetails"], summary
