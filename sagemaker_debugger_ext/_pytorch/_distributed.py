@@ -25,6 +25,7 @@ writer), plus what the writer holds for the step (the saved tensors, as without 
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     from ..hooks._collections import Collection
     from ._hook import Hook
 
-__all__ = ["ShardedParams", "adopt_process_group", "clean_name", "unwrapped_class_name"]
+__all__ = ["ShardedParams", "adopt_process_group", "clean_name", "on_first_step", "unwrapped_class_name"]
+
+_LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
 
 WRAPPER_PARTS = frozenset({"_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
 _FSDP2_CLASS_PREFIX = "FSDP"
@@ -83,12 +86,26 @@ def is_sharded(param: torch.Tensor) -> bool:
     return cls is not None and isinstance(param, cls)
 
 
+def on_first_step(hook: Hook) -> None:
+    """Checks at the hook's first step, before anything is written: the process group's rank
+    (:func:`adopt_process_group`) and parameters replaced since registration."""
+    adopt_process_group(hook)
+    live = {id(p) for module in hook._modules for p in module.parameters(recurse=False)}
+    stale = [name for name, p in hook._params if id(p) not in live]
+    if stale:
+        _LOG.warning(
+            "parameters %s were replaced after register_module() (by fully_shard, an FSDP1 wrapper or "
+            "an assignment): the hook would save their old values; register the model after wrapping or "
+            "sharding it", ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""),
+        )
+
+
 def adopt_process_group(hook: Hook) -> None:
     """Take the rank and world size of a process group initialised after the hook was made.
 
     smdebug reads the rank once, when the hook is built; a script that builds the hook first
     and calls ``init_process_group(rank=..., world_size=...)`` after (no ``$RANK``) would have
-    every rank write ``worker_0``. Called at the first step, before anything is written.
+    every rank write ``worker_0``.
     """
     dist = torch.distributed
     if not dist.is_available() or not dist.is_initialized():

@@ -30,7 +30,7 @@ from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, Collection
 from ..hooks._hook import BaseHook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
-from ._distributed import ShardedParams, adopt_process_group
+from ._distributed import ShardedParams, on_first_step
 from ._naming import activation_collections, module_names, parameter_names
 
 __all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
@@ -197,7 +197,7 @@ class Hook(BaseHook):
                 self._activation_prefixes[name + side] = colls
 
     def _prepare(self) -> None:
-        adopt_process_group(self)
+        on_first_step(self)
         # smdebug's _prepare_collections: Collection.add_module_tensors -> the module's names
         for coll in self.collection_manager:
             for mod, (inputs, outputs) in coll.modules.items():

@@ -92,3 +92,31 @@ def test_fully_shard_class_named_as_the_model(tmp_path: Path, one_rank_group: No
         for name, value in values.items():
             np.testing.assert_array_equal(trial.tensor(f"Net_{name}").value(step), value)
     assert trial.tensor("gradient/Net_fc1.weight").value(1).shape == (6, 4)
+
+
+def test_registered_before_fully_shard_warns(tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture) -> None:
+    """Parameters replaced after register_module (here by fully_shard) are named in a warning."""
+    from torch.distributed.fsdp import fully_shard
+
+    model = Net()
+    hook = smd.Hook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=1))
+    hook.register_module(model)
+    fully_shard(model)
+    with caplog.at_level("WARNING", logger="sagemaker_debugger_ext.hooks"):
+        model(torch.ones(2, 4))
+    hook.close()
+    assert "Net_fc1.weight, Net_fc1.bias, Net_fc2.weight, Net_fc2.bias were replaced after register_module()" in caplog.text
+
+
+def test_registered_after_fully_shard_does_not_warn(tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture) -> None:
+    """The right order is silent."""
+    from torch.distributed.fsdp import fully_shard
+
+    model = Net()
+    fully_shard(model)
+    hook = smd.Hook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=1))
+    hook.register_module(model)
+    with caplog.at_level("WARNING", logger="sagemaker_debugger_ext.hooks"):
+        model(torch.ones(2, 4))
+    hook.close()
+    assert "replaced" not in caplog.text
