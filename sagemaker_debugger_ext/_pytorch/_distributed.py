@@ -14,13 +14,19 @@ For those parameters (:class:`ShardedParams`):
   ``_checkpoint_wrapped_module.``) are dropped (:func:`unwrapped_class_name`, :func:`clean_name`);
 * at a saved step every rank gathers each due parameter with ``DTensor.full_tensor()`` (an
   all-gather, so every rank takes part, writers or not, in the same order) and the writing
-  ranks save the full tensor: one logical tensor per name, equal on every worker;
+  ranks save the full tensor: one logical tensor per name, equal on every worker. When every
+  due collection saves reductions only, nothing is gathered: the shards' partial statistics
+  are combined by ``all_reduce`` (:mod:`._shard_reductions`);
 * gradients are the rank's local, unsharded gradients (before FSDP's reduce-scatter, as
   DDP's before its all-reduce), taken from the unsharded parameters FSDP puts on each module
   during its forward: no communication.
 
-Memory: one gathered parameter at a time on every rank (freed after it is handed to the
-writer), plus what the writer holds for the step (the saved tensors, as without sharding).
+FSDP1 (``FullyShardedDataParallel``): the registered wrapper's parameters are gathered all
+at once with ``summon_full_params`` at saved steps; its gradients are not saved.
+
+Memory: one gathered parameter at a time on every rank (freed once the writer has copied
+it), plus what the writer holds for the step (the saved tensors, as without sharding);
+FSDP1: the whole model while it is gathered. docs/hook.md has the table.
 """
 
 from __future__ import annotations
