@@ -1,4 +1,4 @@
-"""Unsharded names for wrapped and sharded models, in one process (a one-rank gloo group)."""
+"""FSDP in one process (a one-rank gloo group): unsharded names, replaced-parameter warning, shard reductions."""
 
 from __future__ import annotations
 
@@ -120,3 +120,34 @@ def test_registered_after_fully_shard_does_not_warn(tmp_path: Path, one_rank_gro
         model(torch.ones(2, 4))
     hook.close()
     assert "replaced" not in caplog.text
+
+
+ALL_OPS = [(op, False) for op in ("min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2")] + [("max", True), ("l1", True)]
+
+
+@pytest.mark.parametrize(
+    "tensor",
+    [torch.tensor([[1.5, -2.0, 0.25], [3.0, -0.5, 1.0]]), torch.zeros(0, 3), torch.tensor([-1.0, 2.0], dtype=torch.bfloat16),
+     torch.tensor([0.5, -4.0], dtype=torch.float64)],
+    ids=["float32", "empty", "bfloat16", "float64"],
+)  # fmt: skip
+def test_shard_reductions_equal_whole_tensor_reductions(one_rank_group: None, tensor: torch.Tensor) -> None:
+    """One shard: the combined statistics give what compute_reduction gives on the whole tensor
+    (NaN where an empty tensor has no value; bf16 reduced in float32)."""
+    from sagemaker_debugger_ext._pytorch._shard_reductions import reduce_shards
+    from sagemaker_debugger_ext._reductions import compute_reduction
+
+    [got] = reduce_shards([tensor], [ALL_OPS])
+    whole = tensor.float().numpy() if tensor.dtype == torch.bfloat16 else tensor.numpy()
+    for op, is_abs in ALL_OPS:
+        want = compute_reduction(op, whole, is_abs=is_abs)
+        assert got[(op, is_abs)].dtype == (np.float64 if tensor.dtype == torch.float64 else np.float32), op
+        np.testing.assert_allclose(got[(op, is_abs)], want, rtol=1e-6, err_msg=op)
+
+
+def test_shard_reductions_reject_unknown_ops(one_rank_group: None) -> None:
+    """An op without a shard formula is refused, named."""
+    from sagemaker_debugger_ext._pytorch._shard_reductions import reduce_shards
+
+    with pytest.raises(ValueError, match="'median'"):
+        reduce_shards([torch.ones(2)], [[("median", False)]])
