@@ -263,15 +263,23 @@ def _sharded_1d(param: torch.Tensor) -> bool:
 
 
 def _save_shard_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]) -> None:
-    from ..hooks._reduction_config import reduction_tensor_name
     from ._shard_reductions import reduce_shards
 
-    wanted = [tuple(dict.fromkeys(pair for c in colls for pair in c.reduction_config.all_reductions))  # type: ignore[union-attr]
-              for _, _, colls in items]  # fmt: skip
-    group = items[0][1].device_mesh.get_group()  # type: ignore[attr-defined]
-    results = reduce_shards([p.to_local() for _, p, _ in items], wanted, group)  # type: ignore[attr-defined]
-    if not hook._writes:
-        return
+    by_group: dict[Any, list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]] = {}
+    for item in items:  # one set of all_reduces per process group, in the same order on every rank
+        by_group.setdefault(item[1].device_mesh.get_group(), []).append(item)  # type: ignore[attr-defined]
+    for group, group_items in by_group.items():
+        wanted = [tuple(dict.fromkeys(pair for c in colls for pair in c.reduction_config.all_reductions))  # type: ignore[union-attr]
+                  for _, _, colls in group_items]  # fmt: skip
+        results = reduce_shards([p.to_local() for _, p, _ in group_items], wanted, group)  # type: ignore[attr-defined]
+        if hook._writes:
+            _write_reductions(hook, group_items, results)
+
+
+def _write_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]],
+                      results: list[dict[tuple[str, bool], Any]]) -> None:  # fmt: skip
+    from ..hooks._reduction_config import reduction_tensor_name
+
     out = hook._output_for_step()
     for (name, param, colls), values in zip(items, results, strict=True):
         for (op, is_abs), value in values.items():

@@ -57,17 +57,18 @@ def reduce_shards(
     if bad:
         msg = f"'reduction' must be one of {sorted(SUPPORTED)} for a sharded tensor (got {sorted(bad)!r})"
         raise ValueError(msg)
-    # two rows per tensor: plain values, absolute values
-    sums = torch.zeros(len(shards), 2, _SUMS, dtype=torch.float64)
-    extremes = torch.full((len(shards), 2, 2), -math.inf, dtype=torch.float64)  # (-min, max)
+    # two rows per tensor: plain values, absolute values; on the shards' device (NCCL needs CUDA tensors)
+    where = {"dtype": torch.float64, "device": shards[0].device if shards else None}
+    sums = torch.zeros(len(shards), 2, _SUMS, **where)  # type: ignore[arg-type]
+    extremes = torch.full((len(shards), 2, 2), -math.inf, **where)  # type: ignore[arg-type]  # (-min, max)
     need_prod = any("prod" in o for o in ops)
-    prods = torch.ones(len(shards), 2, dtype=torch.float64)
+    prods = torch.ones(len(shards), 2, **where)  # type: ignore[arg-type]
     for i, shard in enumerate(shards):
         flat = shard.detach().reshape(-1).to(torch.float64)
         for j, part in enumerate((flat, flat.abs())):
             if part.numel():
-                sums[i, j] = torch.stack([torch.tensor(float(part.numel()), dtype=torch.float64), part.sum(),
-                                          (part * part).sum(), part.abs().sum()])  # fmt: skip
+                sums[i, j, 0] = float(part.numel())
+                sums[i, j, 1:] = torch.stack([part.sum(), (part * part).sum(), part.abs().sum()])
                 extremes[i, j, 0], extremes[i, j, 1] = -part.min(), part.max()
                 if need_prod:
                     prods[i, j] = part.prod()
@@ -75,6 +76,7 @@ def reduce_shards(
     dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=group)  # type: ignore[arg-type]
     if need_prod:
         dist.all_reduce(prods, op=dist.ReduceOp.PRODUCT, group=group)  # type: ignore[arg-type]
+    sums, extremes, prods = sums.cpu(), extremes.cpu(), prods.cpu()  # one copy each, then plain floats
     out = []
     for i, pairs in enumerate(wanted):
         dtype = _result_dtype(shards[i].dtype)
