@@ -30,6 +30,7 @@ from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, Collection
 from ..hooks._hook import BaseHook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ._distributed import ShardedParams, on_first_step
 from ._naming import activation_collections, module_names, parameter_names
 
 __all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
@@ -120,6 +121,7 @@ class Hook(BaseHook):
         self._modules: dict[torch.nn.Module, str] = {}
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
+        self._sharded = ShardedParams()  # FSDP2 DTensor parameters: gathered to save (_distributed)
         self._handles: list[Any] = []
         self._hooked_params: list[torch.nn.Parameter] = []
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
@@ -157,7 +159,7 @@ class Hook(BaseHook):
         for sub, name in names.items():
             sub._module_name = name  # type: ignore[assignment]  # smdebug's attribute, read by subclasses' forward_hook
             self._note_activation(sub, name)
-        params = parameter_names(module)
+        params = self._sharded.add(module, parameter_names(module))
         self._params.extend(params)
         module.register_forward_pre_hook(self.forward_pre_hook)
         if self._metrics is not None:
@@ -195,6 +197,7 @@ class Hook(BaseHook):
                 self._activation_prefixes[name + side] = colls
 
     def _prepare(self) -> None:
+        on_first_step(self)
         # smdebug's _prepare_collections: Collection.add_module_tensors -> the module's names
         for coll in self.collection_manager:
             for mod, (inputs, outputs) in coll.modules.items():
@@ -262,6 +265,8 @@ class Hook(BaseHook):
             plan = self._attach()
             for name, param, colls in plan.params:
                 self._write_for(name, param, colls)
+        if self._sharded:
+            self._sharded.on_step(self)
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
         if self._metrics is not None and self._forward_started:

@@ -5,7 +5,9 @@ module inputs/outputs ``<module path>_input_<i>`` / ``<module path>_output_<i>``
 registered module itself is named by its class and every submodule by its
 ``named_modules()`` path. Wrappers are not looked through, as in smdebug: a registered
 ``nn.DataParallel`` names its model ``module`` and its parameters
-``DataParallel_module.<path>``.
+``DataParallel_module.<path>`` (``DistributedDataParallel_module.<path>`` likewise).
+Sharded models are named as the model they shard (``_distributed``): fully_shard's
+``FSDP<Model>`` class is ``<Model>`` and FSDP1 / checkpoint wrapper path parts are dropped.
 
 Activation modules keep these names; the hook records them in the activation collections
 (``relu_input``/``relu_output``, ``tanh_input``, ``sigmoid_input``) by the module's class,
@@ -15,6 +17,8 @@ so rules find ``layers.1_output_0`` of an ``nn.ReLU`` without renaming it.
 from __future__ import annotations
 
 import torch
+
+from ._distributed import clean_name, unwrapped_class_name
 
 __all__ = ["activation_collections", "module_names", "parameter_names"]
 
@@ -34,14 +38,17 @@ def activation_collections(module: torch.nn.Module, side: str) -> tuple[str, ...
 def module_names(model: torch.nn.Module) -> dict[torch.nn.Module, str]:
     """Every submodule of ``model`` -> its tensor-name prefix (smdebug's ``_module_name``)."""
     names: dict[torch.nn.Module, str] = {}
+    used: set[str] = set()
     for path, sub in model.named_modules():
-        if sub not in names:
-            names[sub] = path
-    names[model] = model._get_name()
+        name = clean_name(path)
+        if sub not in names and name not in used:  # a wrapper and the module it wraps: the wrapper
+            names[sub] = name
+            used.add(name)
+    names[model] = unwrapped_class_name(model)
     return names
 
 
 def parameter_names(model: torch.nn.Module) -> list[tuple[str, torch.nn.Parameter]]:
     """``(<ModelClass>_<param path>, parameter)`` for every parameter of ``model``."""
-    prefix = model._get_name()
-    return [(f"{prefix}_{name}", p) for name, p in model.named_parameters()]
+    prefix = unwrapped_class_name(model)
+    return [(f"{prefix}_{clean_name(name)}", p) for name, p in model.named_parameters()]
