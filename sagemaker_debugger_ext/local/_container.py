@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,7 @@ class TrainingEnv:
     hosts: tuple[str, ...]
     rank: int
     master_port: int
+    tf_config: dict[str, Any] | None = None
     entry_point: str
     hyperparameters: dict[str, Any]
     channels: tuple[str, ...]
@@ -160,6 +161,8 @@ class TrainingEnv:
             "MASTER_PORT": str(self.master_port),
             "PYTHONUNBUFFERED": "1",
         }
+        if self.tf_config is not None:
+            env["TF_CONFIG"] = json.dumps(self.tf_config)
         for channel in self.channels:
             env[f"{SM_CHANNEL_PREFIX}{channel.upper()}"] = str(self.paths.channel_dir(channel))
         for key, value in self.hyperparameters.items():
@@ -225,6 +228,7 @@ def build_host(
     code_dir: Path,
     channel_sources: Mapping[str, Path],
     base_env: Mapping[str, str],
+    worker_ports: Sequence[int] = (),
 ) -> HostSetup:
     """Create the ``/opt/ml`` tree of host ``rank`` and return how to start its script.
 
@@ -237,6 +241,7 @@ def build_host(
         code_dir: local folder holding the entry point.
         channel_sources: channel name -> local file or folder (downloaded if it was s3://).
         base_env: environment of the supervisor, extended for the script.
+        worker_ports: one free port on 127.0.0.1 per host, for ``TF_CONFIG``'s cluster.
     """
     hosts = tuple(spec.hosts)
     host = hosts[rank]
@@ -276,6 +281,7 @@ def build_host(
         hosts=hosts,
         rank=rank,
         master_port=master_port,
+        tf_config=tf_config(spec.hyperparameters, rank, worker_ports),
         entry_point=spec.entry_point,
         hyperparameters=spec.user_hyperparameters,
         channels=tuple(c.name for c in spec.channels),
@@ -301,3 +307,19 @@ def build_host(
         argv = [sys.executable, *trainer_integrations.launcher_args(env), str(script)]
     argv += to_cmd_args(spec.user_hyperparameters)
     return HostSetup(host=host, paths=paths, argv=argv, env=env)
+
+
+MWMS_HYPERPARAMETER = "sagemaker_multi_worker_mirrored_strategy_enabled"
+
+
+def tf_config(hyperparameters: Mapping[str, str], rank: int, worker_ports: Sequence[int]) -> dict[str, Any] | None:
+    """``TF_CONFIG`` of host ``rank`` as SageMaker's TensorFlow container sets it for
+    ``distribution={"multi_worker_mirrored_strategy": {"enabled": True}}`` (the SDK passes
+    the hyperparameter ``sagemaker_multi_worker_mirrored_strategy_enabled``): every host a
+    ``worker``, this one at index ``rank``. Hosts share 127.0.0.1 here, so each has its own port.
+    None when the job does not ask for MultiWorkerMirroredStrategy."""
+    enabled = str(hyperparameters.get(MWMS_HYPERPARAMETER, "false")).strip('"').lower() == "true"
+    if not enabled or not worker_ports:
+        return None
+    workers = [f"127.0.0.1:{port}" for port in worker_ports]
+    return {"cluster": {"worker": workers}, "environment": "cloud", "task": {"type": "worker", "index": rank}}

@@ -105,6 +105,7 @@ class Supervisor:
         code_dir = fetch_code(spec, self.paths.root)
         channels = fetch_channels(spec, self.paths.root)
         port = free_port()
+        worker_ports = [free_port() for _ in range(spec.instance_count)]
         base_env = dict(self.environ)
         for rank in range(spec.instance_count):
             self.hosts.append(
@@ -117,6 +118,7 @@ class Supervisor:
                     code_dir=code_dir,
                     channel_sources=channels,
                     base_env=base_env,
+                    worker_ports=worker_ports,
                 )
             )
         for folder in (self.paths.debug_dir, self.paths.tensorboard_dir, self.paths.profiler_dir):

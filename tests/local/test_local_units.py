@@ -189,3 +189,16 @@ def test_relative_local_paths_resolve_against_the_callers_folder(
     assert spec.output_path == (caller / "out").as_uri()
     with pytest.raises(LocalJobInputError, match="entry_point"):
         resolve_job_spec(req, default_output_path="")  # resolved against `elsewhere`: no scripts there
+
+
+def test_tf_config_only_for_multi_worker_mirrored_jobs() -> None:
+    """SageMaker's TF_CONFIG for MultiWorkerMirroredStrategy: every host a worker, this one at its
+    index; none without the SDK's ``sagemaker_multi_worker_mirrored_strategy_enabled``."""
+    from sagemaker_debugger_ext.local._container import tf_config
+
+    ports = [4001, 4002]
+    assert tf_config({}, 0, ports) is None
+    assert tf_config({"sagemaker_multi_worker_mirrored_strategy_enabled": "false"}, 0, ports) is None
+    config = tf_config({"sagemaker_multi_worker_mirrored_strategy_enabled": "true"}, 1, ports)
+    assert config == {"cluster": {"worker": ["127.0.0.1:4001", "127.0.0.1:4002"]}, "environment": "cloud",
+                      "task": {"type": "worker", "index": 1}}  # fmt: skip

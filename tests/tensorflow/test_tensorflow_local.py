@@ -79,3 +79,44 @@ def test_our_estimator_runs_keras_script(tf, tmp_path: Path) -> None:
     trial = create_trial(est.latest_job_debugger_artifacts_path())
     assert "loss" in trial.tensor_names(collection="losses")
     assert {"accuracy", "batch"} <= set(trial.tensor_names(collection="metrics"))
+
+
+def test_sdk_tensorflow_two_instances_multi_worker_mirrored_is_stopped(tf, tmp_path: Path) -> None:
+    """instance_count=2 with MultiWorkerMirroredStrategy: each host gets SageMaker's TF_CONFIG
+    (worker i of two, ports on 127.0.0.1); the chief saves; ExplodingTensor + StopTraining stop both."""
+    import json
+
+    from sagemaker.debugger import DebuggerHookConfig, Rule, rule_configs
+    from sagemaker.tensorflow import TensorFlow
+
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+    from sagemaker_debugger_ext.trials import create_trial
+
+    out = (tmp_path / "out").as_uri()
+    nan_at, epochs = 4, 40
+    est = TensorFlow(
+        entry_point="train_keras_mwms.py", source_dir=str(SCRIPTS), role=ROLE, framework_version="2.16",
+        py_version="py310", instance_count=2, instance_type="local", sagemaker_session=_session(), output_path=out,
+        distribution={"multi_worker_mirrored_strategy": {"enabled": True}},
+        hyperparameters={"epochs": epochs, "nan-at-step": nan_at, "step-seconds": 0.05},
+        rules=[Rule.sagemaker(rule_configs.exploding_tensor(), actions=rule_configs.StopTraining())],
+        debugger_hook_config=DebuggerHookConfig(s3_output_path=out, hook_parameters={"save_interval": "1"}),
+    )  # fmt: skip
+    est.fit(job_name="keras-mwms-job", logs="None")
+    desc = est.latest_training_job.describe()
+    paths = LocalTrainingClient().store.paths("keras-mwms-job")
+    logs = {host: paths.host_log(host).read_text() for host in ("algo-1", "algo-2")}
+    assert desc["TrainingJobStatus"] == "Stopped", (desc.get("FailureReason"), logs)
+    summary = {s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()}
+    assert summary == {"ExplodingTensor": "IssuesFound"}
+    for index, host in enumerate(("algo-1", "algo-2")):
+        task = next(line for line in logs[host].splitlines() if line.startswith("tf_config_task="))
+        assert json.loads(task.split("=", 1)[1].replace("'", '"')) == {"type": "worker", "index": index}
+        assert f"worker=worker_{index} replicas=2" in logs[host]
+    assert est.latest_job_debugger_artifacts_path() == f"{out}/keras-mwms-job/debug-output"
+    trial = create_trial(est.latest_job_debugger_artifacts_path())
+    assert trial.workers() == ["worker_0"]  # include_workers="one": the chief saves
+    loss = trial.tensor("loss")
+    assert loss.steps()[: nan_at + 1] == list(range(nan_at + 1))
+    assert str(loss.value(nan_at)) == "nan"
+    assert max(loss.steps()) < epochs * 4 - 1  # stopped long before the 40 epochs of 4 batches
