@@ -53,7 +53,7 @@ def train_step(inputs):
     with hook.wrap_tape(tape) if hook is not None else tape as tape:
         loss = loss_fn(labels, model(features, training=True)) / 8.0
     grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
     return loss
 
 
