@@ -34,12 +34,16 @@ ALLOWED_NORMS = ("l1", "l2")
 
 _FUNCS: dict[str, Callable[[np.ndarray], Any]] = {
     "l1": lambda flat: np.sum(np.abs(flat)),
-    "l2": lambda flat: np.sqrt(np.sum(np.real(flat * np.conj(flat)).astype(np.float64))),
+    # squares in float64: float32 squares overflow to inf from |x| ~ 1.8e19 (a finite tensor
+    # would get an infinite norm)
+    "l2": lambda flat: np.sqrt(np.sum(np.abs(flat.astype(np.complex128 if flat.dtype.kind == "c" else np.float64)) ** 2)),
     "min": np.min,
     "max": np.max,
-    "mean": np.mean,
-    "std": np.std,
-    "variance": np.var,
+    # accumulated in float64 (then stored in the tensor's float dtype): a float32 sum of large
+    # finite values overflows, and the mean of a finite tensor must not read as inf
+    "mean": lambda flat: np.mean(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
+    "std": lambda flat: np.std(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
+    "variance": lambda flat: np.var(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
     "sum": np.sum,
     "prod": np.prod,
 }
@@ -76,5 +80,6 @@ def compute_reduction(op: str, array: Any, *, is_abs: bool = False, name: str | 
         return np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind in "fc" else np.float64)
     out = np.asarray(func(flat))
     if np.issubdtype(flat.dtype, np.floating):
-        out = out.astype(flat.dtype)
+        with np.errstate(over="ignore"):  # a value beyond the dtype's range is inf, as computed in it
+            out = out.astype(flat.dtype)
     return out

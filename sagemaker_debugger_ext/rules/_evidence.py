@@ -44,6 +44,11 @@ RULE_COLLECTIONS: Mapping[str, str] = {
     "Confusion": "predictions",
 }
 _NEEDS_EVAL = frozenset({"Overfit", "Overtraining"})
+# What a rule can use when a collection holds reductions only (else it needs whole tensors).
+_FROM_REDUCTIONS = {
+    "VanishingGradient": "the 'mean' abs reduction (abs_reductions=['mean'])",
+    "ExplodingTensor": "any reduction (a NaN or inf in a tensor makes its max, min or norms non-finite)",
+}
 _NO_DATA = (TensorUnavailableForStep, StepUnavailable, TensorUnavailable, StepNotYetAvailable, NoMoreData)
 
 
@@ -185,7 +190,25 @@ class Evidence:
             reasons.append(f"The job's saved steps end at {last}.")
         return reasons
 
+    def reductions_only(self) -> str | None:
+        """Why nothing was evaluated when the rule's collections hold reductions, not tensors
+        (what was saved, what the rule needs, the fix); None when whole tensors were saved."""
+        if self.evaluated:
+            return None
+        for name in self._collections():
+            saved = _reductions_of(self.trial, name)
+            if saved:
+                need = _FROM_REDUCTIONS.get(self.rule_to_invoke, "whole tensors")
+                fix = f'CollectionConfig("{name}", {{"save_raw_tensor": "true"}})'
+                return (f"Collection {name!r} saved only reductions ({', '.join(saved)}), not whole tensors; "
+                        f"{self.rule_to_invoke} needs {need}. Save whole tensors with {fix} (or ReductionConfig("
+                        f"save_raw_tensor=True) on the hook) for the steps this rule must judge.")  # fmt: skip
+        return None
+
     def _collection_reason(self, name: str, coll: Any, last: int) -> str:
+        reductions = self.reductions_only()
+        if reductions is not None:
+            return reductions
         interval = _interval(coll)
         saved: set[int] = set()
         try:
@@ -199,6 +222,26 @@ class Evidence:
             f"Collection {name!r} {every} (saved at steps: {_steps_text(sorted(saved))}) and the job's last "
             f"saved step is {last}; save it more often, e.g. {fix}."
         )
+
+
+def _reductions_of(trial: Any, collection: str) -> list[str]:
+    """The reductions (``abs_max``, ``l2_norm``, ...) of the collection's first tensor at its
+    last saved step when no whole tensor was saved there; else []."""
+    try:
+        names = trial.tensor_names(collection=collection)
+        if not names:
+            return []
+        tensor = trial.tensor(names[0])
+        step = tensor.steps()[-1]
+        try:
+            tensor.value(step)
+            return []
+        except TensorUnavailableForStep:
+            pass
+        keys = tensor.reduction_values(step)
+    except Exception:  # noqa: BLE001 - only used to judge the evidence
+        return []
+    return sorted(f"{'abs_' if absolute else ''}{op}{'_norm' if op in ('l1', 'l2') else ''}" for op, absolute in keys)
 
 
 def _last_step(trial: Any) -> int | None:

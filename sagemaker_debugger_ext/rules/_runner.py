@@ -198,7 +198,12 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
             note = rule.status_note() if isinstance(rule, BuiltinRule) else None
             if note is not None and note == BuiltinRule.status_note(rule):
                 note = None  # the generic "evaluated no step": the evidence says it, with the reason
-            outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=evidence.no_issues_found(note), fired_steps=())
+            reductions_only = evidence.reductions_only()
+            if reductions_only is not None:  # the data is there, in a form this rule cannot judge
+                outcome = RunOutcome(status=EvaluationStatus.ERROR, details=reductions_only, fired_steps=())
+            else:
+                outcome = RunOutcome(status=EvaluationStatus.NO_ISSUES_FOUND, details=evidence.no_issues_found(note),
+                                     fired_steps=())  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - process boundary: any failure is the Error status
         _log.debug("rule failed", exc_info=True)
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))

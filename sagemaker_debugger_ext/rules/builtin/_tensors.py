@@ -77,6 +77,10 @@ class ExplodingTensor(_SelectedTensorsRule):
 
     NAN_BY_CONSTRUCTION = "trees/Split"  # XGBoost's tree table: leaves have no split value
 
+    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._reduced: set[str] = set()  # tensors judged by their reductions (no raw value saved)
+
     def selected(self, trial: Any = None) -> list[str]:
         names = super().selected(trial)
         if self.p["tensor_regex"] or self.p["collection_names"]:
@@ -90,9 +94,34 @@ class ExplodingTensor(_SelectedTensorsRule):
         ignored = f"ignored {self.NAN_BY_CONSTRUCTION} (NaN by construction: XGBoost leaves have no split value)"
         return f"{note}; {ignored}" if note else ignored
 
+    def value_at(self, name: str, step: int, trial: Any = None) -> np.ndarray | None:
+        """The raw value; for a tensor saved as reductions only (big models), its reductions:
+        a NaN or inf anywhere in a tensor makes its max/min/mean/norms non-finite."""
+        value = super().value_at(name, step, trial)
+        if value is not None:
+            return value
+        try:
+            tensor = (self.base_trial if trial is None else trial).tensor(name)
+            if step not in tensor.steps():
+                return None
+            reduced = tensor.reduction_values(step)
+        except (TensorUnavailableForStep, TensorUnavailable, StepUnavailable):
+            return None
+        if not reduced:
+            return None
+        self._reduced.add(name)
+        return np.asarray([np.asarray(v, dtype=np.float64).ravel()[0] for v in reduced.values()])
+
     def check(self, step: int, name: str, value: np.ndarray) -> Finding | None:
         if not np.issubdtype(value.dtype, np.inexact):
             return None
+        if name in self._reduced and not np.isfinite(value).all():
+            bad = "NaN" if np.isnan(value).any() else "inf"
+            if bad == "inf" and self.p["only_nan"]:
+                return None
+            return self.finding(step, f"tensor {name} (saved as reductions only) has {bad} reductions at step {step}",
+                                tensor=name, value=int(np.count_nonzero(~np.isfinite(value))),
+                                threshold="0 non-finite values")  # fmt: skip
         n_nan = int(np.count_nonzero(np.isnan(value)))
         n_inf = 0 if self.p["only_nan"] else int(np.count_nonzero(np.isinf(value)))
         if n_nan + n_inf == 0:
