@@ -17,14 +17,14 @@ Edge data (smdebug raised numpy's errors for both):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ._exceptions import ConfigValueError, ReductionNotApplicableError, field_error_message
 
-__all__ = ["ALLOWED_NORMS", "ALLOWED_REDUCTIONS", "compute_reduction", "reductions_apply"]
+__all__ = ["ALLOWED_NORMS", "ALLOWED_REDUCTIONS", "compute_reduction", "compute_reductions", "reductions_apply"]
 
 #: reductions without a value for a zero-length tensor (NaN); the others are 0 or 1
 _UNDEFINED_WHEN_EMPTY = frozenset({"min", "max", "mean", "std", "variance"})
@@ -32,18 +32,24 @@ _UNDEFINED_WHEN_EMPTY = frozenset({"min", "max", "mean", "std", "variance"})
 ALLOWED_REDUCTIONS = ("min", "max", "mean", "std", "variance", "sum", "prod")
 ALLOWED_NORMS = ("l1", "l2")
 
+def _l2(flat: np.ndarray) -> Any:
+    if flat.dtype.kind == "c":
+        return np.sqrt(np.sum(np.abs(flat) ** 2))
+    return np.sqrt(np.dot(flat, flat)) if flat.dtype.kind == "f" else np.sqrt(np.sum(flat.astype(np.float64) ** 2))
+
+
+# Applied to the flattened tensor, float tensors widened to float64 first (then the result
+# is stored in the tensor's float dtype): float32 squares overflow from |x| ~ 1.8e19, and a
+# float32 sum of large finite values overflows, so a finite tensor would get an infinite norm
+# or mean, which ExplodingTensor would report.
 _FUNCS: dict[str, Callable[[np.ndarray], Any]] = {
     "l1": lambda flat: np.sum(np.abs(flat)),
-    # squares in float64: float32 squares overflow to inf from |x| ~ 1.8e19 (a finite tensor
-    # would get an infinite norm)
-    "l2": lambda flat: np.sqrt(np.sum(np.abs(flat.astype(np.complex128 if flat.dtype.kind == "c" else np.float64)) ** 2)),
+    "l2": _l2,
     "min": np.min,
     "max": np.max,
-    # accumulated in float64 (then stored in the tensor's float dtype): a float32 sum of large
-    # finite values overflows, and the mean of a finite tensor must not read as inf
-    "mean": lambda flat: np.mean(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
-    "std": lambda flat: np.std(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
-    "variance": lambda flat: np.var(flat, dtype=np.float64 if flat.dtype.kind == "f" else None),
+    "mean": np.mean,
+    "std": np.std,
+    "variance": np.var,
     "sum": np.sum,
     "prod": np.prod,
 }
@@ -65,21 +71,39 @@ def compute_reduction(op: str, array: Any, *, is_abs: bool = False, name: str | 
         ReductionNotApplicableError: ``array`` is not numeric (strings); ``name`` (the
             tensor, for the message) is named.
     """
-    func = _FUNCS.get(op)
-    if func is None:
-        msg = field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op)
-        raise ConfigValueError(msg, field="reduction", value=op)
+    return compute_reductions([(op, is_abs)], array, name=name)[0]
+
+
+def compute_reductions(ops: Sequence[tuple[str, bool]], array: Any, *, name: str | None = None) -> list[np.ndarray]:
+    """The reductions ``(op, is_abs)`` of one tensor, in order (see :func:`compute_reduction`).
+
+    The tensor is flattened, widened and made absolute once for all of them (the hook saves
+    several reductions of every tensor of a big model at every saved step).
+    """
+    for op, _ in ops:
+        if op not in _FUNCS:
+            msg = field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op)
+            raise ConfigValueError(msg, field="reduction", value=op)
     flat = np.asarray(array).reshape(-1)
     if not reductions_apply(flat.dtype):
         what = f"tensor {name}" if name else "a tensor"
-        msg = f"reduction {op!r} does not apply to {what} of dtype {flat.dtype}: reductions need numbers"
+        msg = f"reduction {ops[0][0] if ops else '?'!r} does not apply to {what} of dtype {flat.dtype}: reductions need numbers"
         raise ReductionNotApplicableError(msg)
-    if is_abs:
-        flat = np.abs(flat)
-    if flat.size == 0 and op in _UNDEFINED_WHEN_EMPTY:
-        return np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind in "fc" else np.float64)
-    out = np.asarray(func(flat))
-    if np.issubdtype(flat.dtype, np.floating):
-        with np.errstate(over="ignore"):  # a value beyond the dtype's range is inf, as computed in it
-            out = out.astype(flat.dtype)
+    floating = np.issubdtype(flat.dtype, np.floating)
+    wide = flat.astype(np.float64) if floating and flat.dtype != np.float64 else flat
+    absolute: np.ndarray | None = None
+    out = []
+    for op, is_abs in ops:
+        if flat.size == 0 and op in _UNDEFINED_WHEN_EMPTY:
+            out.append(np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind in "fc" else np.float64))
+            continue
+        source = wide
+        if is_abs:
+            absolute = np.abs(wide) if absolute is None else absolute
+            source = absolute
+        value = np.asarray(_FUNCS[op](source))
+        if floating:
+            with np.errstate(over="ignore"):  # beyond the dtype's range: inf, as computed in it
+                value = value.astype(flat.dtype)
+        out.append(value)
     return out

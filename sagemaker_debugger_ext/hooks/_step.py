@@ -11,11 +11,12 @@ the training thread straight from the tensors (page-cache writes cost more than 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from .._modes import ModeKeys
-from .._reductions import compute_reduction, reductions_apply
+from .._reductions import compute_reductions, reductions_apply
 from ..format import BackgroundWriter, StepWriter
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
@@ -44,7 +45,8 @@ class StepOutput:
         self._out_dir = out_dir
         self._worker = worker
         self._tb = tensorboard
-        self._records: list[tuple[str, np.ndarray, str | None, float | None]] = []
+        # raw records, and reductions still to compute (on the writer's thread), in write order
+        self._records: list[tuple[str, np.ndarray, str | None, float | None] | _Reductions] = []
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
 
     @property
@@ -62,7 +64,13 @@ class StepOutput:
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
             borrow_arrays=True,
         )  # fmt: skip
-        for name, array, dtype, wall_time in self._records:
+        for record in self._records:
+            if isinstance(record, _Reductions):
+                values = compute_reductions(record.ops, record.array, name=record.name)
+                for (op, is_abs), value in zip(record.ops, values, strict=True):
+                    writer.write_tensor(reduction_tensor_name(record.name, op, is_abs), value)
+                continue
+            name, array, dtype, wall_time = record
             writer.write_tensor(name, array, dtype=dtype, wall_time=wall_time)
         for name, shape in self._shapes:
             writer.write_shape(name, shape)
@@ -89,11 +97,10 @@ class StepOutput:
             shape = shape or cfg.save_shape
             if coll.name in SCALAR_COLLECTIONS or not reductions_apply(values.dtype):
                 continue  # strings: no reduction applies (see _reductions)
-            for op, is_abs in cfg.all_reductions:
-                if (op, is_abs) in done:
-                    continue
-                done.add((op, is_abs))
-                self.write_raw(reduction_tensor_name(name, op, is_abs), compute_reduction(op, values, is_abs=is_abs))
+            todo = [key for key in cfg.all_reductions if key not in done]
+            if todo:  # computed with the step's files, off the training thread (see _Reductions)
+                done.update(todo)
+                self._records.append(_Reductions(name, np.array(values, copy=True), tuple(todo)))
         if raw:
             self.write_raw(name, array, dtype)
         if shape:
@@ -122,3 +129,13 @@ class StepOutput:
         if self._tb is not None:
             self._tb.flush()
         return wrote
+
+
+class _Reductions(NamedTuple):
+    """Reductions of one tensor to compute when the step's files are written: on the
+    background writer's thread, where NumPy's passes over a big model's tensors run beside
+    training (they release the GIL) instead of inside the step. The copy is private."""
+
+    name: str
+    array: np.ndarray
+    ops: tuple[tuple[str, bool], ...]
