@@ -7,7 +7,8 @@
         [--poll-interval SECONDS]
 
 and exits 0 (1 when the final status is Error). Profiler rule names (every name of the
-profiler rule registry) run in this same process through the profiler rule runner.
+profiler rule registry) run through the same runner, in this process, over a
+``profiler-output`` folder given as ``--trial-path``.
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._rule_status import write_status
     from ._result import EvaluationStatus
-    from ._runner import PROFILER_RULE_NAMES, RunRequest, run_rule, split_parameters
-    from ._status import write_status
+    from ._runner import RunRequest, run_rule
 
     try:
         params = _read_parameters(args.rule_parameters_file)
@@ -70,11 +71,6 @@ def _run(args: argparse.Namespace) -> int:
             write_status(args.status_file, EvaluationStatus.ERROR, f"{type(exc).__name__}: {exc}")
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    split = split_parameters(args.rule_name, params)
-    if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
-        from ..profiler.rules._cli import run_command
-
-        return run_command(args.trial_path, args.rule_name, args.rule_parameters_file, args.output_dir, args.status_file)
     req = RunRequest(
         trial_path=args.trial_path,
         rule_name=args.rule_name,

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleNotFoundError
+from .._rule_status import write_status
 from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
@@ -26,12 +27,12 @@ from ..exceptions import (
     TensorUnavailable,
     TensorUnavailableForStep,
 )
+from ..profiler.rules._cli import run_rule as run_profiler_rule
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ._actions import Actions, parse_action_json
 from ._evidence import Evidence
 from ._report import write_report
 from ._result import EvaluationStatus
-from ._status import write_status
 from .builtin import BUILTIN_RULES, BuiltinRule
 
 __all__ = ["PROFILER_RULE_NAMES", "RunOutcome", "RunRequest", "run_rule", "split_parameters"]
@@ -153,6 +154,8 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
 
     status(EvaluationStatus.IN_PROGRESS, "")
     split = split_parameters(req.rule_name, req.parameters)
+    if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
+        return _run_profiler_rule(req, split, status)
     fired: list[int] = []
     rule: Any = None
     outcome = RunOutcome(status=EvaluationStatus.ERROR, details="rule process ended early")
@@ -204,6 +207,22 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))
     status(outcome.status, outcome.details)
     _write_report(req, split, rule, fired, outcome.status, outcome.details)
+    return outcome
+
+
+def _run_profiler_rule(req: RunRequest, split: SplitParameters, status: Callable[[EvaluationStatus, str], None]) -> RunOutcome:
+    """A profiler rule over a ``profiler-output`` folder, in this process, through the same status writer."""
+    last = [EvaluationStatus.ERROR, "rule process ended early"]
+
+    def on_status(s: str, details: str) -> None:
+        last[:] = [EvaluationStatus(s), details]
+        status(EvaluationStatus(s), details)
+
+    params = {**split.rule_parameters, "rule_to_invoke": split.rule_to_invoke}
+    poll_s = 0.5 if req.poll_interval is None else req.poll_interval
+    run_profiler_rule(req.trial_path, req.rule_name, params, req.output_dir, None, poll_s=poll_s, on_status=on_status)
+    outcome = RunOutcome(status=EvaluationStatus(last[0]), details=str(last[1]))
+    _write_report(req, split, None, [], outcome.status, outcome.details)
     return outcome
 
 

@@ -13,16 +13,17 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ..._exceptions import ProfilerError, RuleError
+from ..._rule_status import write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
 from ._registry import ProfilerReport, get_profiler_rule_class
-from ._runner import StatusFile, follow_trial, write_rule_outputs
+from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["build_rule", "main", "run_command", "run_rule"]
 
@@ -54,6 +55,20 @@ def build_rule(rule_name: str, parameters: dict[str, Any]) -> ProfilerRule:
     return cls(**params)
 
 
+class _StatusSink:
+    """Status updates of one run: the status file, and a caller's callback."""
+
+    def __init__(self, path: str | Path | None, callback: Callable[[str, str], None] | None = None) -> None:
+        self.path = path
+        self.callback = callback
+
+    def write(self, status: str, details: str = "") -> None:
+        if self.path:
+            write_status(self.path, status, details)
+        if self.callback is not None:
+            self.callback(status, details)
+
+
 def run_rule(
     trial_path: str | Path,
     rule_name: str,
@@ -64,9 +79,13 @@ def run_rule(
     wait: bool = True,
     stop: threading.Event | None = None,
     poll_s: float = 0.5,
+    on_status: Callable[[str, str], None] | None = None,
 ) -> int:
-    """Run one profiler rule to completion; returns the exit code (1 on Error)."""
-    status = StatusFile(status_file)
+    """Run one profiler rule to completion; returns the exit code (1 on Error).
+
+    Each status goes to ``status_file`` (the one status writer of every rule) and to ``on_status``.
+    """
+    status = _StatusSink(status_file, on_status)
     try:
         rule = build_rule(rule_name, parameters)
         status.write("InProgress")
@@ -136,7 +155,7 @@ def run_command(
     try:
         params = _read_parameters(parameters_file)
     except RuleError as exc:
-        StatusFile(status_file).write("Error", str(exc))
+        _StatusSink(status_file).write("Error", str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return run_rule(trial_path, rule_name, params, output_dir, status_file, stop=stop)
