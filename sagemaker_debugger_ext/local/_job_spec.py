@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import attrs
 
 from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
+from .._request._paths import artifacts_path
 from . import _xgb_algorithm as xgboost_algorithm
 from ._job_store import validate_rule_name
 
@@ -273,7 +274,7 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
 
 def output_uri(spec: JobSpec, *parts: str) -> str:
     """``<output_path>/<job>/<parts...>`` with single slashes."""
-    return "/".join([spec.output_path.rstrip("/"), spec.job_name, *parts])
+    return artifacts_path(spec.output_path, spec.job_name, *parts)
 
 
 def cpu_count() -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import DiskFullError, StorageError
+from .._request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
 from ..format._files import atomic_write
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
@@ -188,19 +189,19 @@ class Supervisor:
         if self.syncer is None or any(t.local_dir == self.paths.profiler_dir for t in self.syncer.targets):
             return
         base = config.get("S3OutputPath") or spec.output_path
-        self.syncer.add(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
+        self.syncer.add(SyncTarget(self.paths.profiler_dir, profiler_artifacts_path(str(base), spec.job_name)))
 
     def _sync_targets(self, spec: JobSpec) -> list[SyncTarget]:
         targets = []
         if self.request.get("DebugHookConfig"):
             base = self.request["DebugHookConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.debug_dir, f"{base.rstrip('/')}/{spec.job_name}/debug-output"))
+            targets.append(SyncTarget(self.paths.debug_dir, debugger_artifacts_path(str(base), spec.job_name)))
         if self.request.get("TensorBoardOutputConfig"):
             base = self.request["TensorBoardOutputConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.tensorboard_dir, f"{base.rstrip('/')}/{spec.job_name}/tensorboard-output"))
+            targets.append(SyncTarget(self.paths.tensorboard_dir, tensorboard_artifacts_path(str(base), spec.job_name)))
         if profiler_enabled(self.request):
             base = self.request["ProfilerConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
+            targets.append(SyncTarget(self.paths.profiler_dir, profiler_artifacts_path(str(base), spec.job_name)))
         targets += [SyncTarget(r.output_dir, r.spec.output_uri) for r in self.rules]
         return targets
 
