@@ -38,6 +38,24 @@ def _text(default: str) -> Any:
     return attrs.field(default=default, converter=lambda v: default if v in (None, "") else str(v))
 
 
+#: LaunchOptions field -> launch.json key (the client's ``settings`` names)
+_KEYS = {
+    "region": "Region",
+    "output_path": "OutputPath",
+    "caller_cwd": "CallerCwd",
+    "poll_s": "PollSeconds",
+    "stop_grace_s": "StopGraceSeconds",
+    "rule_wait_s": "RuleWaitSeconds",
+    "rule_poll_s": "RulePollSeconds",
+    "sync_interval_s": "SyncIntervalSeconds",
+    "start_monitor": "StartMonitor",
+    "debug_rule_module": "DebugRuleModule",
+    "profiler_rule_module": "ProfilerRuleModule",
+    "event_handlers": "EventHandlers",
+    "event_bus_name": "EventBusName",
+}
+
+
 @attrs.frozen(kw_only=True)
 class LaunchOptions:
     """The supervisor's options for one job (``launch.json``), with their defaults.
@@ -66,21 +84,8 @@ class LaunchOptions:
         Raises:
             ConfigValueError: a value of the wrong kind, naming the key.
         """
-        return cls(
-            region=data.get("Region"),
-            output_path=data.get("OutputPath"),
-            caller_cwd=data.get("CallerCwd"),
-            poll_s=data.get("PollSeconds"),
-            stop_grace_s=data.get("StopGraceSeconds"),
-            rule_wait_s=data.get("RuleWaitSeconds"),
-            rule_poll_s=data.get("RulePollSeconds"),
-            sync_interval_s=data.get("SyncIntervalSeconds"),
-            start_monitor=data.get("StartMonitor"),
-            debug_rule_module=data.get("DebugRuleModule"),
-            profiler_rule_module=data.get("ProfilerRuleModule"),
-            event_handlers=data.get("EventHandlers"),
-            event_bus_name=data.get("EventBusName"),
-        )
+        values: dict[str, Any] = {field: data.get(key) for field, key in _KEYS.items()}
+        return cls(**values)
 
     def event_settings(self) -> dict[str, Any]:
         """The keys the event dispatcher reads (``Region``, ``EventHandlers``, ``EventBusName``)."""
