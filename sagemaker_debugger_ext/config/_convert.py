@@ -16,6 +16,7 @@ from ._checks import is_sdk_object
 from ._collection import CollectionConfig
 from ._framework_profile import FixedProfilingParameters, FrameworkProfile
 from ._hook import DebuggerHookConfig, TensorBoardOutputConfig
+from ._metrics import MetricsConfigBase
 from ._profiler import Profiler, ProfilerConfig
 from ._rules import ProfilerRule, Rule
 
@@ -43,7 +44,7 @@ def to_framework_profile(value: Any, *, field: str) -> FrameworkProfile | FixedP
     return FrameworkProfile.convert(value, field=field)
 
 
-def to_metrics_config(value: Any, cls: type, *, field: str) -> Any:
+def to_metrics_config(value: Any, cls: type[MetricsConfigBase], *, field: str) -> Any:
     """Our metrics config of class ``cls`` for ours or the SDK's equivalent."""
     return cls.convert(value, field=field)
 
