@@ -288,7 +288,7 @@ def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch:
 
     from sagemaker_debugger_ext._pytorch import _hook as impl
 
-    monkeypatch.setattr(impl, "_CURRENT", [])
+    monkeypatch.setattr(impl, "_CURRENT", impl.HookSlot())
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
     assert smd.get_hook(create_if_not_exists=True) is None
     cfg = tmp_path / "hook.json"
