@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._exceptions import CorruptRecordError, DebuggerExtError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
 

@@ -6,7 +6,7 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
-from .._request._paths import artifacts_path
+from ..request._paths import artifacts_path
 from ._container import profiler_enabled
 from ._rule_containers import rule_job_arn
 
@@ -162,7 +162,7 @@ def response_problems(operation: str, response: Mapping[str, Any]) -> list[tuple
     """
     import botocore.session
 
-    from .._request._service_model import validate_request
+    from ..request._service_model import validate_request
 
     shape = botocore.session.get_session().get_service_model("sagemaker").operation_model(operation).output_shape
     problems = validate_request(shape, dict(response), allow_local_uris=True)

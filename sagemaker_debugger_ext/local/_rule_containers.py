@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from .._request._paths import rule_output_path
+from ..request._paths import rule_output_path
 from ._job_store import JobPaths, atomic_write_json, read_json
 from ._runner import ChildProcess, _tail
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import DiskFullError, StorageError
-from .._request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
 from ..format._files import atomic_write
+from ..request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._disk import DiskReserve, disk_full_reason, local_output_folders

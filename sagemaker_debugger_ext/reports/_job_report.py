@@ -15,7 +15,7 @@ from typing import Any
 
 from .._exceptions import DebuggerExtError
 from .._html import esc, page, png_img, table
-from .._request._paths import debugger_artifacts_path, rule_output_path
+from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .._request._paths import artifacts_path, profiler_artifacts_path
+from ..request._paths import artifacts_path, profiler_artifacts_path
 from ._job_report import write_job_report
 
 __all__ = ["JOB_REPORT_FILE", "describe_local_job", "profiler_output_dir", "write_local_job_reports"]

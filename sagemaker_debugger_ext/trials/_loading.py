@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable
 from operator import itemgetter
 
 from .._exceptions import StorageNotFoundError
-from .._modes import ModeKeys
 from ..exceptions import IndexReaderException, MissingCollectionFiles
 from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
+from ..modes import ModeKeys
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
 from ._fetch import Location, RecordFetcher

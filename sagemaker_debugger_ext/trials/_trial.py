@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
 from ..exceptions import (
     NoMoreData,
     StepNotYetAvailable,
     StepUnavailable,
     TensorUnavailable,
 )
+from ..modes import ModeKeys
 from ..storage import Storage
 from ._collections import Collection
 from ._fetch import RecordFetcher

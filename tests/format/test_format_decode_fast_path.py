@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import _decode
 from sagemaker_debugger_ext.format._encode import encode_mode_metadata, encode_summary_event, encode_tensor
 from sagemaker_debugger_ext.format._wire import len_field
+from sagemaker_debugger_ext.modes import ModeKeys
 
 
 def _record(arr: np.ndarray, *, step: int, tag: str = "layer/w", metadata: bytes = b"") -> bytes:

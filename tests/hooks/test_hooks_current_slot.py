@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 
-from sagemaker_debugger_ext._tensorflow import _singleton as tf_singleton
 from sagemaker_debugger_ext.core import singleton_utils
 from sagemaker_debugger_ext.hooks._current import HookSlot
+from sagemaker_debugger_ext.hooks.tensorflow import _singleton as tf_singleton
 
 
 class _Obj:
@@ -42,7 +42,7 @@ def test_forget_only_the_current_hook() -> None:
 
 def test_framework_modules_share_the_implementation() -> None:
     """core.singleton_utils, PyTorch and TensorFlow hold their hook in a HookSlot."""
-    from sagemaker_debugger_ext._pytorch import _hook as pt_hook
+    from sagemaker_debugger_ext.hooks.pytorch import _hook as pt_hook
 
     assert isinstance(singleton_utils._SLOT, HookSlot)
     assert isinstance(tf_singleton._SLOT, HookSlot)

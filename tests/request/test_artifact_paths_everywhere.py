@@ -14,7 +14,7 @@ from sagemaker_debugger_ext.local._rule_containers import rule_specs
 from sagemaker_debugger_ext.reports._job_report import debug_output_uri, rule_output_uri
 
 PACKAGE = Path(sagemaker_debugger_ext.__file__).parent
-HELPER = PACKAGE / "_request" / "_paths.py"
+HELPER = PACKAGE / "request" / "_paths.py"
 # a path built by hand: "/debug-output", "/rule-output/", ... inside an f-string or a concatenation
 HAND_BUILT = re.compile(r"""f["'][^"'\n]*\}/(debug|tensorboard|profiler|rule)-output|\+\s*["']/(debug|tensorboard|profiler|rule)-output""")
 

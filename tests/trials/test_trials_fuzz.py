@@ -33,9 +33,9 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import DebuggerExtError
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.exceptions import ShapeUnavailableForStep, TensorUnavailableForStep
 from sagemaker_debugger_ext.hooks import Hook, ReductionConfig, SaveConfig, TrainingContext
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.storage import MemoryStorage
 from sagemaker_debugger_ext.trials import create_trial
 

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._modes import ModeKeys
 from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
+from ...modes import ModeKeys
 from .._params import Param, parse_parameters
 from .._result import Finding, RuleResult
 from .._rule import Rule

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._modes import ModeKeys
+from ...modes import ModeKeys
 from .._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule

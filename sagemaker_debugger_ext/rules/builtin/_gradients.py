@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._modes import ModeKeys
 from ...exceptions import TensorUnavailable, TensorUnavailableForStep
+from ...modes import ModeKeys
 from .._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._modes import ModeKeys
+from ...modes import ModeKeys
 from .._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._container_env import USE_SMDEBUG_ENV
-from ..hooks._current import HookSlot
-from ..hooks._reduction_config import parse_bool
+from ..._container_env import USE_SMDEBUG_ENV
+from .._current import HookSlot
+from .._reduction_config import parse_bool
 
 __all__ = ["del_hook", "forget", "get_hook", "set_hook"]
 

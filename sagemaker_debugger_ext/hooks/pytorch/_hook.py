@@ -23,13 +23,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import torch
 
-from .._exceptions import HookError, field_error_message
-from .._modes import ModeKeys
-from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
-from ..hooks._current import HookSlot
-from ..hooks._hook import BaseHook
-from ..hooks._reduction_config import ReductionConfig
-from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..._exceptions import HookError, field_error_message
+from ...modes import ModeKeys
+from .._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
+from .._current import HookSlot
+from .._hook import BaseHook
+from .._reduction_config import ReductionConfig
+from .._save_config import SaveConfig, SaveConfigMode
 from ._naming import activation_collections, module_names, parameter_names
 
 __all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
