@@ -50,7 +50,7 @@ def Param(
 ) -> RuleParam:
     """One profiler rule parameter, declared positionally: name, type (``int``/``float``/``str``), default, range.
 
-    Builds the rule-parameter class every rule shares (:class:`~sagemaker_debugger_ext.rules._params.Param`),
+    Builds the rule-parameter class every rule shares (:class:`~sagemaker_debugger_ext._rule_params.Param`),
     with the range as its check.
 
     .. versionadded:: 0.1.0
