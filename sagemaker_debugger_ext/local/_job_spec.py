@@ -19,8 +19,10 @@ from urllib.parse import urlparse
 import attrs
 
 from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
+from ..config._addresses import resolve_output_address
 from ..request._paths import artifacts_path
 from . import _xgb_algorithm as xgboost_algorithm
+from ._before_training import output_addresses, request_problems, request_warnings
 from ._job_store import validate_rule_name
 
 __all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
@@ -230,7 +232,6 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     """
     import warnings
 
-    from ._before_training import request_problems, request_warnings
 
     for text in request_warnings(request):
         warnings.warn(text, UserWarning, stacklevel=4)
@@ -252,8 +253,6 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
     Raises:
         LocalJobInputError: an address that is neither s3://bucket/..., file://... nor a folder.
     """
-    from ..config._addresses import resolve_output_address
-    from ._before_training import output_addresses
 
     out = copy.deepcopy(dict(request))
 

@@ -23,6 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from .._rule_status import write_status
+from ._catalog import catalog
+from ._result import EvaluationStatus
+from ._runner import RunRequest, run_rule
+
 __all__ = ["build_parser", "main"]
 
 
@@ -60,10 +65,6 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .._rule_status import write_status
-    from ._result import EvaluationStatus
-    from ._runner import RunRequest, run_rule
-
     try:
         params = _read_parameters(args.rule_parameters_file)
     except (OSError, ValueError, TypeError) as exc:
@@ -89,8 +90,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ._catalog import catalog
-
     rules = catalog()
     if args.json:
         print(json.dumps(rules, indent=2))

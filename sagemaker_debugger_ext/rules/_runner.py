@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import RuleNotFoundError
+from .._exceptions import RuleNotFoundError, StorageNotFoundError
 from .._rule_status import write_status
 from ..exceptions import (
     NoMoreData,
@@ -29,7 +29,9 @@ from ..exceptions import (
 )
 from ..profiler.rules._cli import run_rule as run_profiler_rule
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
+from ..trials import create_trial
 from ._actions import Actions, parse_action_json
+from ._custom import instantiate_rule, load_rule_class
 from ._evidence import Evidence
 from ._report import write_report
 from ._result import EvaluationStatus
@@ -107,9 +109,6 @@ _WAIT_FOREVER_S = 10.0 * 365 * 24 * 3600  # a rule waits as long as training run
 
 def _open_trial(path: str, name: str, poll_interval: float | None, wait_s: float | None = 0.0) -> Any:
     """create_trial, waiting (``wait_s``; None = no limit) for a folder the job has not created yet."""
-    from .._exceptions import StorageNotFoundError
-    from ..trials import create_trial
-
     kwargs: dict[str, Any] = {"wait_timeout_s": _WAIT_FOREVER_S}
     if poll_interval is not None:
         kwargs["poll_interval_s"] = poll_interval
@@ -125,8 +124,6 @@ def _open_trial(path: str, name: str, poll_interval: float | None, wait_s: float
 
 def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list[Any]) -> Any:
     if split.source:
-        from ._custom import instantiate_rule, load_rule_class
-
         custom = load_rule_class(split.source, split.rule_to_invoke)
         return instantiate_rule(custom, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
     cls = BUILTIN_RULES.get(split.rule_to_invoke)

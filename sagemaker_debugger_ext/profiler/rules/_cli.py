@@ -22,7 +22,7 @@ from ..._exceptions import ProfilerError, RuleError
 from ..._rule_status import write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
-from ._registry import ProfilerReport, get_profiler_rule_class
+from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
 from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["build_rule", "main", "run_command", "run_rule"]
@@ -97,7 +97,7 @@ def run_rule(
         outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
         write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
         if isinstance(rule, ProfilerReport):
-            from .._report import render_profiler_report
+            from .._report import render_profiler_report  # the HTML report (matplotlib), ProfilerReport only
 
             render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
     except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
@@ -127,8 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("list", help="list the built-in profiler rules")
     args = parser.parse_args(argv)
     if args.command == "list":
-        from ._registry import PROFILER_RULES
-
         table: list[tuple[str, type[ProfilerRule]]] = [*PROFILER_RULES.items(), ("ProfilerReport", ProfilerReport)]
         for name, cls in table:
             print(f"{name}: {', '.join(cls.param_names()) or '<Rule>_<param>'}")
