@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
     BackgroundWriter,
     StepWriter,
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.trials import create_trial
 
 STEPS, TENSORS, SIZE = 1000, 20, 1000

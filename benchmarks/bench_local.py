@@ -30,7 +30,7 @@ NAN_SCRIPT = '''
 import argparse, json, os, time
 from pathlib import Path
 import numpy as np
-from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file
 p = argparse.ArgumentParser(); p.add_argument("--nan-step", type=int); p.add_argument("--marker")
 a, _ = p.parse_known_args()

@@ -60,11 +60,14 @@ NOTES = {
     "rules": (
         "`rules list` shows every built-in rule with its parameters and defaults; `rules run` evaluates\n"
         "one rule against a trial path (a local folder or a real SageMaker job's `s3://` debug output)\n"
-        "the way the rule container does, and writes `rule-report.json` / `rule-report.md`.\n\n"
+        "the way the rule container does, and writes `rule-report.json` / `rule-report.md`. Profiler rules\n"
+        "(`CPUBottleneck`, `StepOutlier`, ..., `ProfilerReport`) run the same way on a job's `profiler-output`\n"
+        "folder.\n\n"
         "```bash\n"
         "sagemaker-debugger-ext rules list\n"
         "sagemaker-debugger-ext rules run ./my-job/debug-output LossNotDecreasing --param num_steps=5\n"
         "sagemaker-debugger-ext rules run s3://bucket/out/my-job/debug-output MyRule --source my_rule.py\n"
+        "sagemaker-debugger-ext rules run ./my-job/profiler-output CPUBottleneck --param threshold=80\n"
         "```"
     ),
     "trial": (

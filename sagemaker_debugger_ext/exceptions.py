@@ -43,7 +43,7 @@ from ._exceptions import (
     UnsupportedDTypeError,
     UnsupportedRegionError,
 )
-from ._modes import ModeKeys
+from .modes import ModeKeys
 
 __all__ = [
     "ConfigStateError",

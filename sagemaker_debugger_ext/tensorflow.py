@@ -12,14 +12,14 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from . import modes
-from ._tensorflow._singleton import del_hook, get_hook, set_hook
 from .hooks._collections import Collection, CollectionKeys
 from .hooks._reduction_config import ReductionConfig
 from .hooks._save_config import SaveConfig, SaveConfigMode
+from .hooks.tensorflow._singleton import del_hook, get_hook, set_hook
 
 if TYPE_CHECKING:
-    from ._tensorflow._keras_hook import KerasHook
-    from ._tensorflow._legacy import EstimatorHook, SessionHook
+    from .hooks.tensorflow._keras_hook import KerasHook
+    from .hooks.tensorflow._legacy import EstimatorHook, SessionHook
     from .trials import create_trial
 
 __all__ = [
@@ -42,18 +42,18 @@ __all__ = [
 
 def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) -> KerasHook:
     """Same as :meth:`KerasHook.create_from_json_file`."""
-    from ._tensorflow._keras_hook import KerasHook
+    from .hooks.tensorflow._keras_hook import KerasHook
 
     return KerasHook.create_from_json_file(json_file_path)
 
 
 def __getattr__(name: str) -> Any:
     if name == "KerasHook":
-        from ._tensorflow._keras_hook import KerasHook
+        from .hooks.tensorflow._keras_hook import KerasHook
 
         return KerasHook
     if name in ("SessionHook", "EstimatorHook"):
-        from ._tensorflow import _legacy
+        from .hooks.tensorflow import _legacy
 
         return getattr(_legacy, name)
     if name == "create_trial":

@@ -7,7 +7,7 @@ import pytest
 from sagemaker_debugger_ext import _exceptions
 from sagemaker_debugger_ext import exceptions as exc
 from sagemaker_debugger_ext._exceptions import DebuggerExtError, TrialError
-from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.modes import ModeKeys
 
 
 def test_constructor_signatures_and_attributes() -> None:

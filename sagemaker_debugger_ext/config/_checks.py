@@ -16,6 +16,7 @@ __all__ = [
     "check_str",
     "check_str_map",
     "copy_optional_dict",
+    "is_sdk_object",
     "type_error",
     "value_error",
 ]
@@ -108,3 +109,16 @@ def check_str_map(field: str, value: Any, *, max_items: int, max_len: int = 256)
         if len(val) > max_len:
             raise value_error(f"{field}[{key!r}]", f"a string of at most {max_len} characters", val)
     return params
+
+
+def is_sdk_object(value: Any, class_name: str) -> bool:
+    """True if ``value`` is an instance of ``sagemaker[.core].debugger``'s ``class_name`` (or a subclass).
+
+    ``sagemaker`` is not imported: objects are recognised by their class name and module, so
+    importing this package stays cheap.
+    """
+    for klass in type(value).__mro__:
+        module = getattr(klass, "__module__", "") or ""
+        if klass.__name__ == class_name and module.startswith(("sagemaker.debugger", "sagemaker.core.debugger")):
+            return True
+    return False

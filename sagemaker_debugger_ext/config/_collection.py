@@ -6,8 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._checks import check_str, check_str_map
-from ._convert import is_sdk_object
+from ._checks import check_str, check_str_map, is_sdk_object, type_error
 from ._hook_params import check_collection_parameters
 
 __all__ = ["CollectionConfig"]
@@ -39,6 +38,20 @@ class CollectionConfig:
 
     name: str = attrs.field(converter=_name)
     parameters: dict[str, str] | None = attrs.field(default=None, converter=_params)
+
+
+    @classmethod
+    def convert(cls, value: Any, *, field: str) -> CollectionConfig:
+        """Ours, or a new one from ``sagemaker.debugger.CollectionConfig`` (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, "CollectionConfig"):
+            return cls(value.name, None if value.parameters is None else dict(value.parameters))
+        raise type_error(field, "a CollectionConfig", value)
 
     def __attrs_post_init__(self) -> None:
         check_collection_parameters(f"CollectionConfig({self.name!r}).parameters", self.name, self.parameters)

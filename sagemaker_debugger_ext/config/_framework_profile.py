@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from ._checks import check_int, check_number, check_str
+from ._checks import check_int, check_number, check_str, is_sdk_object, type_error
 from ._metrics import (
     DataloaderProfilingConfig,
     DetailedProfilingConfig,
@@ -28,9 +28,7 @@ ALL_METRIC_CONFIGS: tuple[type[MetricsConfigBase], ...] = (
 
 
 def _metric(value: Any, cls: type[MetricsConfigBase], field: str) -> Any:
-    from ._convert import to_metrics_config
-
-    return None if value is None else to_metrics_config(value, cls, field=f"FrameworkProfile.{field}")
+    return None if value is None else cls.convert(value, field=f"FrameworkProfile.{field}")
 
 
 def _detailed(value: Any) -> DetailedProfilingConfig | None:
@@ -84,6 +82,20 @@ class FrameworkProfile:
     num_steps: int | None = None
     start_unix_time: int | None = None
     duration: float | None = None
+
+
+    @classmethod
+    def convert(cls, value: Any, *, field: str) -> FrameworkProfile | FixedProfilingParameters:
+        """Ours, or the parameters of a ``sagemaker.debugger.FrameworkProfile`` copied as they are.
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, (cls, FixedProfilingParameters)):
+            return value
+        if is_sdk_object(value, "FrameworkProfile"):
+            return FixedProfilingParameters(dict(value.profiling_parameters))
+        raise type_error(field, "a FrameworkProfile", value)
 
     def __attrs_post_init__(self) -> None:
         check_str("FrameworkProfile.local_path", self.local_path)

@@ -12,6 +12,7 @@ from ._checks import (
     check_optional_str,
     check_str,
     check_str_map,
+    is_sdk_object,
     type_error,
     value_error,
 )
@@ -47,13 +48,11 @@ def _hook_params(value: Any) -> dict[str, str] | None:
 
 
 def _collections(value: Any) -> list[CollectionConfig] | None:
-    from ._convert import to_collection_config
-
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise type_error("DebuggerHookConfig.collection_configs", "a list of CollectionConfig", value)
-    items = [to_collection_config(item, field="DebuggerHookConfig.collection_configs[]") for item in value]
+    items = [CollectionConfig.convert(item, field="DebuggerHookConfig.collection_configs[]") for item in value]
     if len(items) > _MAX_COLLECTIONS:
         raise value_error(
             "DebuggerHookConfig.collection_configs", f"at most {_MAX_COLLECTIONS} collections", f"{len(items)} collections"
@@ -80,6 +79,25 @@ class DebuggerHookConfig:
     hook_parameters: dict[str, str] | None = attrs.field(default=None, converter=_hook_params)
     collection_configs: list[CollectionConfig] | None = attrs.field(default=None, converter=_collections)
 
+    @classmethod
+    def convert(cls, value: Any, *, field: str = "debugger_hook_config") -> DebuggerHookConfig:
+        """Ours, or a new one from ``sagemaker.debugger.DebuggerHookConfig`` (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, "DebuggerHookConfig"):
+            collections = value.collection_configs
+            return cls(
+                s3_output_path=value.s3_output_path,
+                container_local_output_path=value.container_local_output_path,
+                hook_parameters=None if value.hook_parameters is None else dict(value.hook_parameters),
+                collection_configs=None if collections is None else list(collections),
+            )
+        raise type_error(field, "a DebuggerHookConfig, True, False or None", value)
+
     def _to_request_dict(self) -> dict[str, Any]:
         """Return the ``DebugHookConfig`` request fragment as the SDK builds it (a new dict)."""
         request: dict[str, Any] = {"S3OutputPath": self.s3_output_path}
@@ -105,6 +123,19 @@ class TensorBoardOutputConfig:
 
     s3_output_path: str = attrs.field(converter=_tb_s3)
     container_local_output_path: str | None = attrs.field(default=None, converter=_tb_local)
+
+    @classmethod
+    def convert(cls, value: Any, *, field: str = "tensorboard_output_config") -> TensorBoardOutputConfig:
+        """Ours, or a new one from ``sagemaker.debugger.TensorBoardOutputConfig`` (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, "TensorBoardOutputConfig"):
+            return cls(value.s3_output_path, value.container_local_output_path)
+        raise type_error(field, "a TensorBoardOutputConfig or None", value)
 
     def _to_request_dict(self) -> dict[str, Any]:
         """Return the ``TensorBoardOutputConfig`` request fragment (a new dict)."""

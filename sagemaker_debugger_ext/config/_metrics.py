@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import attrs
 
 from .._exceptions import ConfigValueError
-from ._checks import check_bool, check_int, check_number, type_error, value_error
+from ._checks import check_bool, check_int, check_number, is_sdk_object, type_error, value_error
 
 __all__ = [
     "DataloaderProfilingConfig",
@@ -86,6 +86,33 @@ class MetricsConfigBase:
     start_unix_time: int | None = None
     duration: float | None = None
     profile_default_steps: bool = False
+
+    @classmethod
+    def convert(cls, value: Any, *, field: str) -> Any:
+        """Ours, or a new one from the SDK's class of the same name (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, cls.__name__):
+            rng = value.range.to_json()
+            kwargs: dict[str, Any] = {
+                "start_step": rng.get("StartStep"),
+                "num_steps": rng.get("NumSteps"),
+                "start_unix_time": rng.get("StartTimeInSecSinceEpoch"),
+                "duration": rng.get("Duration"),
+            }
+            if hasattr(value, "metrics_regex"):
+                kwargs["metrics_regex"] = value.metrics_regex
+            if hasattr(value, "python_profiler"):
+                kwargs["python_profiler"] = value.python_profiler.value
+                timer = getattr(value, "cprofile_timer", None)
+                if timer is not None:
+                    kwargs["cprofile_timer"] = timer.value
+            return cls(**kwargs)
+        raise type_error(field, f"a {cls.__name__}", value)
 
     def __attrs_post_init__(self) -> None:
         cls = type(self).__name__

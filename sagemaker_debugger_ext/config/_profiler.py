@@ -8,7 +8,7 @@ import attrs
 
 from .._exceptions import ConfigValueError
 from ._addresses import check_output_address
-from ._checks import check_bool, check_int
+from ._checks import check_bool, check_int, is_sdk_object, type_error
 from ._framework_profile import FixedProfilingParameters, FrameworkProfile
 
 __all__ = ["Profiler", "ProfilerConfig"]
@@ -30,6 +30,20 @@ class Profiler:
     cpu_profiling_duration: str = attrs.field(default="3600", converter=str)
     file_rotation_interval: str = attrs.field(default="600", converter=str)
 
+    @classmethod
+    def convert(cls, value: Any, *, field: str) -> Profiler:
+        """Ours, or a new one from ``sagemaker.debugger.Profiler`` (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, "Profiler"):
+            params = value.profiling_parameters
+            return cls(params["CPUProfilingDuration"], params["SMPFileRotationSecs"])
+        raise type_error(field, "a Profiler", value)
+
     @property
     def profiling_parameters(self) -> dict[str, str]:
         """The ``ProfilingParameters`` map (a new dict)."""
@@ -47,15 +61,11 @@ class Profiler:
 
 
 def _framework(value: Any) -> FrameworkProfile | FixedProfilingParameters | None:
-    from ._convert import to_framework_profile
-
-    return None if value is None else to_framework_profile(value, field="ProfilerConfig.framework_profile_params")
+    return None if value is None else FrameworkProfile.convert(value, field="ProfilerConfig.framework_profile_params")
 
 
 def _profile(value: Any) -> Profiler | None:
-    from ._convert import to_profiler
-
-    return None if value is None else to_profiler(value, field="ProfilerConfig.profile_params")
+    return None if value is None else Profiler.convert(value, field="ProfilerConfig.profile_params")
 
 
 def _s3_output_path(value: Any) -> str | None:
@@ -83,6 +93,25 @@ class ProfilerConfig:
     )
     profile_params: Profiler | None = attrs.field(default=None, converter=_profile)
     disable_profiler: bool = False
+
+    @classmethod
+    def convert(cls, value: Any, *, field: str = "profiler_config") -> ProfilerConfig:
+        """Ours, or a new one from ``sagemaker.debugger.ProfilerConfig`` (never modified).
+
+        Raises:
+            ConfigTypeError: anything else, naming ``field``.
+        """
+        if isinstance(value, cls):
+            return value
+        if is_sdk_object(value, "ProfilerConfig"):
+            return cls(
+                s3_output_path=value.s3_output_path,
+                system_monitor_interval_millis=value.system_monitor_interval_millis,
+                framework_profile_params=value.framework_profile_params,
+                profile_params=value.profile_params,
+                disable_profiler=value.disable_profiler,
+            )
+        raise type_error(field, "a ProfilerConfig or None", value)
 
     def __attrs_post_init__(self) -> None:
         check_int("ProfilerConfig.system_monitor_interval_millis", self.system_monitor_interval_millis, minimum=1)

@@ -23,6 +23,7 @@ from ._checks import (
 from ._collection import CollectionConfig
 from ._images import DEFAULT_RULE_EVALUATOR_IMAGE, DETAILED_PROFILER_PREFIX
 from ._profiler import DETAILED_PROFILER_INSTANCE_TYPE, DETAILED_PROFILER_VOLUME_SIZE_GB
+from ._sdk_types import register_rule_classes
 
 __all__ = ["ProfilerRule", "Rule", "RuleBase", "builtin_rule_names"]
 
@@ -66,13 +67,11 @@ def _volume(value: Any) -> int | None:
 
 
 def _collections(value: Any) -> list[CollectionConfig]:
-    from ._convert import to_collection_config
-
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise type_error("collections_to_save", "a list of CollectionConfig", value)
-    return [to_collection_config(item, field="collections_to_save[]") for item in value]
+    return [CollectionConfig.convert(item, field="collections_to_save[]") for item in value]
 
 
 def _source_params(
@@ -373,10 +372,4 @@ class ProfilerRule(RuleBase):
         return _rule_dict(self, stringify=True)
 
 
-def _register_with_sdk() -> None:
-    from ._sdk_types import register_rule_classes
-
-    register_rule_classes(Rule, ProfilerRule)
-
-
-_register_with_sdk()
+register_rule_classes(Rule, ProfilerRule)

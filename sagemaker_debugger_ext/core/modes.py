@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 
 __all__ = ["ALLOWED_MODES", "ALLOWED_MODE_NAMES", "ModeKeys"]
 

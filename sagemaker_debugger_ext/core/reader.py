@@ -10,8 +10,8 @@ from typing import Any, Self
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
 from ..format import FooterCheck, decode_tensor_record, read_records
+from ..modes import ModeKeys
 
 __all__ = ["FileReader"]
 

@@ -18,8 +18,8 @@ from typing import Any, Self
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
 from ..format import StepWriter, TensorBoardWriter, event_key
+from ..modes import ModeKeys
 
 __all__ = ["FileWriter"]
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._exceptions import CorruptRecordError, DebuggerExtError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._dtypes import DataType, numpy_dtype_for
 from ._wire import FIXED32, FIXED64, LEN, VARINT, decode_varint, iter_fields
 
@@ -23,6 +23,39 @@ __all__ = [
     "tensor_value_layout",
 ]
 
+# Field numbers of the messages smdebug writes (TensorFlow's event.proto, summary.proto,
+# tensor.proto, tensor_shape.proto), and the wire keys ``field << 3 | wire type`` the fast path
+# compares bytes with.
+_EVENT_WALL_TIME, _EVENT_STEP, _EVENT_SUMMARY = 1, 2, 5  # Event
+_SUMMARY_VALUE = 1  # Summary
+_VALUE_TAG, _VALUE_SIMPLE_VALUE, _VALUE_TENSOR, _VALUE_METADATA = 1, 2, 8, 9  # Summary.Value
+_TENSOR_DTYPE, _TENSOR_SHAPE, _TENSOR_CONTENT, _TENSOR_STRING_VAL = 1, 2, 4, 8  # TensorProto
+_SHAPE_DIM = 2  # TensorShapeProto
+_DIM_SIZE = 1  # TensorShapeProto.Dim
+_METADATA_PLUGIN_DATA = 1  # SummaryMetadata (smdebug keeps mode and mode_step there)
+_PLUGIN_NAME, _PLUGIN_CONTENT = 1, 2  # SummaryMetadata.PluginData
+
+
+def _key(field: int, wire_type: int) -> int:
+    """The one-byte wire key of ``field`` (fields 1..15) with ``wire_type``."""
+    return (field << 3) | wire_type
+
+
+_KEY_WALL_TIME = _key(_EVENT_WALL_TIME, FIXED64)  # 0x09
+_KEY_STEP = _key(_EVENT_STEP, VARINT)  # 0x10
+_KEY_SUMMARY = _key(_EVENT_SUMMARY, LEN)  # 0x2A
+_KEY_SUMMARY_VALUE = _key(_SUMMARY_VALUE, LEN)  # 0x0A
+_KEY_VALUE_TAG = _key(_VALUE_TAG, LEN)  # 0x0A
+_KEY_VALUE_TENSOR = _key(_VALUE_TENSOR, LEN)  # 0x42
+_KEY_VALUE_METADATA = _key(_VALUE_METADATA, LEN)  # 0x4A
+_KEY_TENSOR_DTYPE = _key(_TENSOR_DTYPE, VARINT)  # 0x08
+_KEY_TENSOR_SHAPE = _key(_TENSOR_SHAPE, LEN)  # 0x12
+_KEY_TENSOR_CONTENT = _key(_TENSOR_CONTENT, LEN)  # 0x22
+_KEY_SHAPE_DIM = _key(_SHAPE_DIM, LEN)  # 0x12
+_KEY_DIM_SIZE = _key(_DIM_SIZE, VARINT)  # 0x08
+_INT64_SIGN = 1 << 63
+_VARINT_MORE = 0x80  # high bit of a varint byte: more bytes follow
+
 _DOUBLE = struct.Struct("<d")
 _FLOAT = struct.Struct("<f")
 _STRING_DTYPES = (int(DataType.DT_INVALID), int(DataType.DT_STRING))
@@ -31,7 +64,10 @@ _FAST_DTYPES = {
     for d in DataType
     if d not in (DataType.DT_INVALID, DataType.DT_STRING, DataType.DT_BFLOAT16)
 }
+#: TensorProto's typed value fields, used when tensor_content is absent: float_val, double_val,
+#: int_val, int64_val, bool_val, with the element format of their packed form
 _PACKED_FALLBACKS = {5: "<f4", 6: "<f8", 7: "<i4", 10: "<i8", 11: "?"}
+_PACKED_FLOATS = (5, 6)  # float_val, double_val: fixed-width; the others are varints
 #: the largest value a record may expand to through TF's "fill" convention (one value, a big shape)
 _MAX_FILL_BYTES = 256 << 20
 
@@ -68,25 +104,25 @@ def _tensor(buf: memoryview, start: int, stop: int) -> np.ndarray:
     strings: list[bytes] = []
     fallback: dict[int, list[object]] = {}
     for field, wtype, val, end in iter_fields(buf, start, stop):
-        if field == 1 and wtype == VARINT:
+        if field == _TENSOR_DTYPE and wtype == VARINT:
             dtype = val
-        elif field == 2 and wtype == LEN:
+        elif field == _TENSOR_SHAPE and wtype == LEN:
             for f2, w2, v2, e2 in iter_fields(buf, val, end):
-                if f2 == 2 and w2 == LEN:
+                if f2 == _SHAPE_DIM and w2 == LEN:
                     size = 0
                     for f3, w3, v3, _ in iter_fields(buf, v2, e2):
-                        if f3 == 1 and w3 == VARINT:
+                        if f3 == _DIM_SIZE and w3 == VARINT:
                             size = v3
                     shape.append(size)
-        elif field == 4 and wtype == LEN:
+        elif field == _TENSOR_CONTENT and wtype == LEN:
             content = buf[val:end]
-        elif field == 8 and wtype == LEN:
+        elif field == _TENSOR_STRING_VAL and wtype == LEN:
             strings.append(bytes(buf[val:end]))
         elif field in _PACKED_FALLBACKS:
             vals = fallback.setdefault(field, [])
             if wtype == LEN:
                 vals.extend(np.frombuffer(buf[val:end], _PACKED_FALLBACKS[field]).tolist()
-                            if field in (5, 6) else _varint_list(buf, val, end))
+                            if field in _PACKED_FLOATS else _varint_list(buf, val, end))
             elif wtype == VARINT:
                 vals.append(val)
             elif wtype == FIXED32:
@@ -120,13 +156,13 @@ def _metadata(buf: memoryview, start: int, stop: int) -> tuple[ModeKeys | None, 
     mode: ModeKeys | None = None
     mode_step: int | None = None
     for field, wtype, val, end in iter_fields(buf, start, stop):
-        if field != 1 or wtype != LEN:
+        if field != _METADATA_PLUGIN_DATA or wtype != LEN:
             continue
         name = content = b""
         for f2, w2, v2, e2 in iter_fields(buf, val, end):
-            if f2 == 1 and w2 == LEN:
+            if f2 == _PLUGIN_NAME and w2 == LEN:
                 name = bytes(buf[v2:e2])
-            elif f2 == 2 and w2 == LEN:
+            elif f2 == _PLUGIN_CONTENT and w2 == LEN:
                 content = bytes(buf[v2:e2])
         try:
             if name == b"mode_step":
@@ -144,74 +180,124 @@ def _metadata_of(raw: bytes) -> tuple[ModeKeys | None, int | None]:
     return _metadata(memoryview(raw), 0, len(raw))
 
 
-def _fast_decode(buf: bytes, pos: int, end: int) -> DecodedTensor | None:
-    """Decode smdebug's usual layout in one pass; None means "use the general decoder"."""
+def _length(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    """The varint at ``pos`` (a length): ``(value, next position)``, lengths under 16 KiB without a loop."""
+    size = buf[pos]
+    if size < _VARINT_MORE:
+        return size, pos + 1
+    more = buf[pos + 1]
+    if more < _VARINT_MORE:
+        return (size & 0x7F) | (more << 7), pos + 2
+    return decode_varint(buf, pos, end)
+
+
+# What _scan returns: offsets of the parts of one record (a plain tuple: this is the hot path):
+# (tag_start, tag_end, dtype, shape, content_start, content_size, metadata_start)
+_Scan = tuple[int, int, int, list[int], int, int, int]
+
+
+def _scan(buf: bytes, pos: int, end: int) -> _Scan | None:
+    """Walk one record in smdebug's usual field order, in one pass: the one fast path.
+
+    The layout: ``Event{wall_time, step, summary{value{tag, tensor{dtype, tensor_shape{dim{size}...},
+    tensor_content}, metadata}}}``, one value spanning the rest of the record. Any other
+    layout (string tensors, value fallbacks, other field orders, a torn or malformed record)
+    returns None: the general decoder handles it and says what is wrong. Lengths of one byte
+    (the common case) are read inline; ``metadata_start == end`` when the value has none.
+    """
     try:
-        wall_time = 0.0
-        step = 0
-        if buf[pos] == 0x09:
-            wall_time = _DOUBLE.unpack_from(buf, pos + 1)[0]
-            pos += 9
-        if buf[pos] == 0x10:
-            step, pos = decode_varint(buf, pos + 1, end)
-        if buf[pos] != 0x2A:
+        if buf[pos] == _KEY_WALL_TIME:
+            pos += 9  # key + fixed64: read by _event_header when needed
+        if buf[pos] == _KEY_STEP:
+            pos += 1
+            while buf[pos] & _VARINT_MORE:
+                pos += 1
+            pos += 1
+        if buf[pos] != _KEY_SUMMARY:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
-        if pos + size != end or buf[pos] != 0x0A:
+        size, pos = _length(buf, pos + 1, end)
+        if pos + size != end or buf[pos] != _KEY_SUMMARY_VALUE:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
-        if pos + size != end or buf[pos] != 0x0A:
+        size, pos = _length(buf, pos + 1, end)
+        if pos + size != end or buf[pos] != _KEY_VALUE_TAG:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
-        tag = bytes(buf[pos : pos + size]).decode("utf-8", errors="replace")
-        pos += size
-        if buf[pos] != 0x42:
+        size = buf[pos + 1]  # names are short: one length byte, read inline
+        tag_start = pos + 2
+        if size & _VARINT_MORE:
+            size, tag_start = _length(buf, pos + 1, end)
+        pos = tag_end = tag_start + size
+        if buf[pos] != _KEY_VALUE_TENSOR:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
+        size, pos = _length(buf, pos + 1, end)
         tensor_end = pos + size
         dtype = 0
-        if buf[pos] == 0x08:
-            dtype, pos = decode_varint(buf, pos + 1, end)
-        if buf[pos] != 0x12:
+        if buf[pos] == _KEY_TENSOR_DTYPE:
+            dtype = buf[pos + 1]
+            if dtype & _VARINT_MORE:
+                return None  # no DataType needs two bytes
+            pos += 2
+        if buf[pos] != _KEY_TENSOR_SHAPE or dtype in _STRING_DTYPES:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
+        size = buf[pos + 1]  # a few dims: one length byte, read inline
+        if size & _VARINT_MORE:
+            size, pos = _length(buf, pos + 1, end)
+        else:
+            pos += 2
         shape_end = pos + size
         shape = []
         while pos < shape_end:
-            if buf[pos] != 0x12:
+            size = buf[pos + 1]
+            if buf[pos] != _KEY_SHAPE_DIM or size & _VARINT_MORE:
                 return None
-            size, pos = decode_varint(buf, pos + 1, end)
-            dim = 0
-            if buf[pos] == 0x08:
-                dim = decode_varint(buf, pos + 1, end)[0]
-            shape.append(dim)
+            pos += 2
+            shape.append(decode_varint(buf, pos + 1, end)[0] if buf[pos] == _KEY_DIM_SIZE else 0)
             pos += size
-        if pos >= tensor_end or buf[pos] != 0x22 or dtype in _STRING_DTYPES:
+        if pos >= tensor_end or buf[pos] != _KEY_TENSOR_CONTENT:
             return None
-        size, pos = decode_varint(buf, pos + 1, end)
-        content_start = pos
-        pos += size
-        if pos != tensor_end:
+        size, pos = _length(buf, pos + 1, end)
+        if pos + size != tensor_end or tensor_end > end or (tensor_end < end and buf[tensor_end] != _KEY_VALUE_METADATA):
             return None
-        mode: ModeKeys | None = None
-        mode_step: int | None = None
-        if pos < end:
-            if buf[pos] != 0x4A:
-                return None
-            meta_start = decode_varint(buf, pos + 1, end)[1]
-            mode, mode_step = _metadata_of(bytes(buf[meta_start:end]))
-    except (IndexError, struct.error):
+    except (IndexError, struct.error, CorruptRecordError):
         return None
+    return (tag_start, tag_end, dtype, shape, pos, size, tensor_end)
+
+
+def _event_header(buf: bytes, pos: int, end: int) -> tuple[float, int]:
+    """``(wall_time, step)`` of a record that :func:`_scan` accepted (both come first there)."""
+    wall_time = 0.0
+    step = 0
+    if buf[pos] == _KEY_WALL_TIME:
+        wall_time = _DOUBLE.unpack_from(buf, pos + 1)[0]
+        pos += 9
+    if buf[pos] == _KEY_STEP:
+        step = decode_varint(buf, pos + 1, end)[0]
+        if step >= _INT64_SIGN:
+            step -= 1 << 64
+    return wall_time, step
+
+
+def _fast_decode(buf: bytes, pos: int, end: int) -> DecodedTensor | None:
+    """The whole record through the fast path; None means "use the general decoder"."""
+    scan = _scan(buf, pos, end)
+    if scan is None:
+        return None
+    tag_start, tag_end, dtype, shape, content_start, content_size, metadata_start = scan
+    wall_time, step = _event_header(buf, pos, end)
     np_dtype = numpy_dtype_for(dtype)
-    if size % np_dtype.itemsize:
+    if content_size % np_dtype.itemsize:
         return None
-    arr = np.frombuffer(buf, np_dtype, size // np_dtype.itemsize, content_start).copy()
+    arr = np.frombuffer(buf, np_dtype, content_size // np_dtype.itemsize, content_start).copy()
     if dtype == int(DataType.DT_BFLOAT16):
         arr = bf16_bits_to_float32(arr)
     if arr.size != math.prod(shape):
         return None
+    mode: ModeKeys | None = None
+    mode_step: int | None = None
+    if metadata_start < end:
+        meta_start = decode_varint(buf, metadata_start + 1, end)[1]
+        mode, mode_step = _metadata_of(bytes(buf[meta_start:end]))
     return DecodedTensor(
-        tag,
+        bytes(buf[tag_start:tag_end]).decode("utf-8", errors="replace"),
         arr.reshape(shape),
         mode if mode is not None else ModeKeys.GLOBAL,
         mode_step if mode_step is not None else step,
@@ -230,88 +316,22 @@ class ValueLayout(NamedTuple):
 
 
 def tensor_value_layout(buf: bytes, start: int = 0, end: int | None = None) -> ValueLayout | None:
-    """Locate the numeric ``tensor_content`` of the record payload ``buf[start:end]``.
+    """Locate the numeric ``tensor_content`` of the record payload ``buf[start:end]`` (the fast path).
 
     Returns None for layouts the fast path does not handle (strings, bfloat16, value
     fallbacks, unusual field order): use :func:`decode_tensor_record` for those.
     """
-    if end is None:
-        end = len(buf)
-    pos = start
-    try:
-        if buf[pos] == 0x09:
-            pos += 9
-        if buf[pos] == 0x10:
-            pos += 1
-            while buf[pos] & 0x80:
-                pos += 1
-            pos += 1
-        # Event.summary, Summary.value, Value.tag: keys 0x2a, 0x0a, 0x0a, each with a varint length
-        if buf[pos] != 0x2A:
-            raise IndexError
-        pos += 1
-        while buf[pos] & 0x80:
-            pos += 1
-        if buf[pos + 1] != 0x0A:
-            raise IndexError
-        pos += 2
-        while buf[pos] & 0x80:
-            pos += 1
-        if buf[pos + 1] != 0x0A:
-            raise IndexError
-        pos += 2
-        size = buf[pos]
-        if size & 0x80:
-            size, pos = decode_varint(buf, pos, end)
-        else:
-            pos += 1
-        pos += size
-        if buf[pos] != 0x42:
-            raise IndexError
-        size = buf[pos + 1]
-        if size & 0x80:
-            size, pos = decode_varint(buf, pos + 1, end)
-        else:
-            pos += 2
-        tensor_end = pos + size
-        dtype = 0
-        if buf[pos] == 0x08:
-            dtype = buf[pos + 1]
-            pos += 2
-        if buf[pos] != 0x12 or dtype > 0x7F:
-            raise IndexError
-        size = buf[pos + 1]
-        if size & 0x80:
-            size, pos = decode_varint(buf, pos + 1, end)
-        else:
-            pos += 2
-        shape_end = pos + size
-        shape = []
-        while pos < shape_end:
-            size = buf[pos + 1]
-            if buf[pos] != 0x12 or size & 0x80:
-                raise IndexError
-            pos += 2
-            dim = 0
-            if buf[pos] == 0x08:
-                dim = decode_varint(buf, pos + 1, end)[0]
-            shape.append(dim)
-            pos += size
-        if pos >= tensor_end or buf[pos] != 0x22 or dtype in _STRING_DTYPES:
-            raise IndexError
-        size = buf[pos + 1]
-        if size & 0x80:
-            size, pos = decode_varint(buf, pos + 1, end)
-        else:
-            pos += 2
-        if pos + size != tensor_end or tensor_end > end:
-            raise IndexError
-        np_dtype = _FAST_DTYPES.get(dtype)
-        if np_dtype is None or size % np_dtype.itemsize or size // np_dtype.itemsize != math.prod(shape):
-            raise IndexError
-    except (IndexError, CorruptRecordError):
+    scan = _scan(buf, start, len(buf) if end is None else end)
+    if scan is None:
         return None
-    return ValueLayout(pos, np_dtype, size // np_dtype.itemsize, tuple(shape))
+    _, _, dtype, shape, content_start, size, _ = scan
+    np_dtype = _FAST_DTYPES.get(dtype)
+    if np_dtype is None:
+        return None
+    n_items, rest = divmod(size, np_dtype.itemsize)
+    if rest or n_items != math.prod(shape):
+        return None
+    return ValueLayout(content_start, np_dtype, n_items, tuple(shape))
 
 
 def decode_tensor_value(buf: bytes, start: int = 0, end: int | None = None) -> np.ndarray:
@@ -365,22 +385,22 @@ def _decode_record(payload: bytes | memoryview, start: int = 0, end: int | None 
     mode: ModeKeys | None = None
     mode_step: int | None = None
     for field, wtype, val, end in iter_fields(buf):
-        if field == 1 and wtype == FIXED64:
+        if field == _EVENT_WALL_TIME and wtype == FIXED64:
             wall_time = _DOUBLE.unpack_from(buf, val)[0]
-        elif field == 2 and wtype == VARINT:
-            step = val - (1 << 64) if val >= 1 << 63 else val
-        elif field == 5 and wtype == LEN:
+        elif field == _EVENT_STEP and wtype == VARINT:
+            step = val - (1 << 64) if val >= _INT64_SIGN else val
+        elif field == _EVENT_SUMMARY and wtype == LEN:
             for f2, w2, v2, e2 in iter_fields(buf, val, end):
-                if f2 != 1 or w2 != LEN:
+                if f2 != _SUMMARY_VALUE or w2 != LEN:
                     continue
                 for f3, w3, v3, e3 in iter_fields(buf, v2, e2):
-                    if f3 == 1 and w3 == LEN:
+                    if f3 == _VALUE_TAG and w3 == LEN:
                         tag = bytes(buf[v3:e3]).decode("utf-8", errors="replace")
-                    elif f3 == 8 and w3 == LEN:
+                    elif f3 == _VALUE_TENSOR and w3 == LEN:
                         value = _tensor(buf, v3, e3)
-                    elif f3 == 2 and w3 == FIXED32:
+                    elif f3 == _VALUE_SIMPLE_VALUE and w3 == FIXED32:
                         value = np.array(_FLOAT.unpack_from(buf, v3)[0], dtype=np.float32)
-                    elif f3 == 9 and w3 == LEN:
+                    elif f3 == _VALUE_METADATA and w3 == LEN:
                         mode, mode_step = _metadata(buf, v3, e3)
     if value is None:
         msg = "event record holds no tensor"

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._background import BackgroundWriter, FileWrite
 from ._closing import ClosesOnExit
 from ._crc import MAGIC_FOOTER

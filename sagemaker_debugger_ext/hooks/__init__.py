@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import modes
 from .._exceptions import HookConfigError, InvalidCollectionConfiguration
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._collections import Collection, CollectionKeys, CollectionManager
 from ._context import TrainingContext
 from ._generic import Hook

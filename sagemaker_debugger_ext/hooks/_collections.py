@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._collections import TRAIN_ONLY_COLLECTIONS, Collection
 from ._save_config import SaveConfigMode
 

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
-from .._modes import ModeKeys
 from ..format import BackgroundWriter
+from ..modes import ModeKeys
 from ._arrays import float_view, to_numpy
 from ._claim import WorkerClaim, claim_worker
 from ._collections import (

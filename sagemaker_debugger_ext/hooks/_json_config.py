@@ -27,7 +27,7 @@ from .._container_env import (
     ContainerPaths,
 )
 from .._exceptions import HookConfigError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._collections import CollectionManager
 from ._reduction_config import ReductionConfig, parse_bool
 from ._save_config import SaveConfig, parse_mode_dicts, save_config_from_mode_dicts

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._context import TrainingContext
 
 __all__ = ["FrameworkMetrics", "TensorBoardExport"]

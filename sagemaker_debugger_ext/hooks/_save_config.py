@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import HookConfigError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 
 __all__ = [
     "DEFAULT_SAVE_INTERVAL",

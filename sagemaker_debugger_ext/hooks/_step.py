@@ -15,9 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._modes import ModeKeys
 from .._reductions import compute_reductions, reductions_apply
 from ..format import BackgroundWriter, StepWriter
+from ..modes import ModeKeys
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport

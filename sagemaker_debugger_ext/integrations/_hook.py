@@ -22,8 +22,8 @@ from .._container_env import (
     ContainerPaths,
 )
 from .._exceptions import HookConfigError, field_error_message
-from .._modes import ModeKeys
-from .._pytorch._hook import Hook
+from ..hooks.pytorch._hook import Hook
+from ..modes import ModeKeys
 
 __all__ = ["LOSS_NAME", "LOSS_TENSOR_NAME", "TrainerHook", "config_file_present", "resolve_hook", "to_float"]
 

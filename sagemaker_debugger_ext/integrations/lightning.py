@@ -20,7 +20,7 @@ from typing import Any
 import lightning.pytorch as pl
 import torch
 
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._hook import LOSS_NAME, TrainerHook, resolve_hook, to_float
 
 __all__ = ["DebuggerCallback"]

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import transformers
 
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ._hook import LOSS_NAME, TrainerHook, resolve_hook, to_float
 
 __all__ = ["DebuggerCallback", "add_debugger"]

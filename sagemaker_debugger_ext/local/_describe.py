@@ -6,6 +6,7 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
+from ..request._paths import artifacts_path
 from ._container import profiler_enabled
 from ._rule_containers import rule_job_arn
 
@@ -81,7 +82,7 @@ def describe_response(
     out: dict[str, Any] = {
         "TrainingJobName": name,
         "TrainingJobArn": training_job_arn(region, name),
-        "ModelArtifacts": {"S3ModelArtifacts": f"{output_path.rstrip('/')}/{name}/output/model.tar.gz"},
+        "ModelArtifacts": {"S3ModelArtifacts": artifacts_path(output_path, name, "output", "model.tar.gz")},
         "TrainingJobStatus": state.get("TrainingJobStatus", "InProgress"),
         "SecondaryStatus": state.get("SecondaryStatus", "Starting"),
         "HyperParameters": dict(request.get("HyperParameters") or {}),
@@ -161,7 +162,7 @@ def response_problems(operation: str, response: Mapping[str, Any]) -> list[tuple
     """
     import botocore.session
 
-    from .._request._service_model import validate_request
+    from ..request._service_model import validate_request
 
     shape = botocore.session.get_session().get_service_model("sagemaker").operation_model(operation).output_shape
     problems = validate_request(shape, dict(response), allow_local_uris=True)

@@ -19,7 +19,10 @@ from urllib.parse import urlparse
 import attrs
 
 from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
+from ..config._addresses import resolve_output_address
+from ..request._paths import artifacts_path
 from . import _xgb_algorithm as xgboost_algorithm
+from ._before_training import output_addresses, request_problems, request_warnings
 from ._job_store import validate_rule_name
 
 __all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
@@ -229,7 +232,6 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     """
     import warnings
 
-    from .._request._before_training import request_problems, request_warnings
 
     for text in request_warnings(request):
         warnings.warn(text, UserWarning, stacklevel=4)
@@ -251,8 +253,6 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
     Raises:
         LocalJobInputError: an address that is neither s3://bucket/..., file://... nor a folder.
     """
-    from .._request._before_training import output_addresses
-    from ..config._addresses import resolve_output_address
 
     out = copy.deepcopy(dict(request))
 
@@ -273,7 +273,7 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
 
 def output_uri(spec: JobSpec, *parts: str) -> str:
     """``<output_path>/<job>/<parts...>`` with single slashes."""
-    return "/".join([spec.output_path.rstrip("/"), spec.job_name, *parts])
+    return artifacts_path(spec.output_path, spec.job_name, *parts)
 
 
 def cpu_count() -> int:

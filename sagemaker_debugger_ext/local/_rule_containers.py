@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from ..request._paths import rule_output_path
 from ._job_store import JobPaths, atomic_write_json, read_json
 from ._runner import ChildProcess, _tail
 
@@ -81,7 +82,7 @@ def rule_specs(
     ):
         for cfg in request.get(key) or []:
             name = str(cfg["RuleConfigurationName"])
-            base = (cfg.get("S3OutputPath") or output_path).rstrip("/")
+            base = str(cfg.get("S3OutputPath") or output_path)
             out.append(
                 RuleSpec(
                     name=name,
@@ -89,7 +90,7 @@ def rule_specs(
                     module=modules[kind],
                     trial_path=trial,
                     parameters={str(k): str(v) for k, v in (cfg.get("RuleParameters") or {}).items()},
-                    output_uri=f"{base}/{job_name}/rule-output/{name}",
+                    output_uri=rule_output_path(base, job_name, name),
                     arn=rule_job_arn(region, job_name, name),
                 )
             )

@@ -20,6 +20,7 @@ from typing import Any
 from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
 from .._exceptions import DiskFullError, StorageError
 from ..format._files import atomic_write
+from ..request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
 from ..storage import open_storage
 from ._container import HostSetup, build_host, profiler_enabled
 from ._disk import DiskReserve, disk_full_reason, local_output_folders
@@ -27,6 +28,7 @@ from ._event_dispatch import EventDispatcher
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
+from ._launch import LaunchOptions
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
 from ._runner import ChildProcess, failure_reason, free_port, terminate_all
@@ -46,11 +48,11 @@ class Supervisor:
         self.install_signal_handlers = install_signal_handlers
         self.environ = environ
         self.request: dict[str, Any] = read_json(paths.request) or {}
-        self.launch: dict[str, Any] = read_json(paths.root / LAUNCH_FILE) or {}
+        self.options = LaunchOptions.from_json(read_json(paths.root / LAUNCH_FILE) or {})
         self.state: dict[str, Any] = read_json(paths.state) or {}
-        self.poll_s = float(self.launch.get("PollSeconds", 0.05))
-        self.grace_s = float(self.launch.get("StopGraceSeconds", 10.0))
-        self.rule_wait_s = float(self.launch.get("RuleWaitSeconds", 120.0))
+        self.poll_s = self.options.poll_s
+        self.grace_s = self.options.stop_grace_s
+        self.rule_wait_s = self.options.rule_wait_s
         self.stop_reason: str | None = None
         self.final_secondary = "Stopped"
         self.rules: list[RuleContainer] = []
@@ -64,7 +66,7 @@ class Supervisor:
         self._updates = UpdateWatcher(paths)
         self._spec: JobSpec | None = None
         self._signalled = threading.Event()
-        self.events = EventDispatcher(paths, self.launch, environ)
+        self.events = EventDispatcher(paths, self.options.event_settings(), environ)
         self._reserve = DiskReserve(paths.root / ".disk-reserve")
 
     # --- state --------------------------------------------------------------------------
@@ -131,7 +133,7 @@ class Supervisor:
 
     def _start_monitor(self, spec: JobSpec, config: dict[str, Any]) -> None:
         """Start the system monitor of host algo-1, watching its ``profilerconfig.json``."""
-        if not self.launch.get("StartMonitor", True) or self.monitor is not None:
+        if not self.options.start_monitor or self.monitor is not None:
             return
         interval = int(config.get("ProfilingIntervalInMilliseconds") or 500)
         argv = [
@@ -177,12 +179,12 @@ class Supervisor:
 
     def _rule_containers(self, spec: JobSpec, request: dict[str, Any]) -> list[RuleContainer]:
         modules = {
-            "debug": str(self.launch.get("DebugRuleModule") or "sagemaker_debugger_ext.rules"),
-            "profiler": str(self.launch.get("ProfilerRuleModule") or "sagemaker_debugger_ext.profiler.rules"),
+            "debug": self.options.debug_rule_module,
+            "profiler": self.options.profiler_rule_module,
         }
         env = {**self.environ, "PYTHONUNBUFFERED": "1"}
-        region = str(self.launch.get("Region") or "us-east-1")
-        poll = float(self.launch.get("RulePollSeconds", 0.1))
+        region = self.options.region
+        poll = self.options.rule_poll_s
         specs = rule_specs(request, self.paths, output_path=spec.output_path, region=region, modules=modules)
         return [RuleContainer(rs, self.paths, env=env, poll_interval_s=poll) for rs in specs]
 
@@ -190,19 +192,19 @@ class Supervisor:
         if self.syncer is None or any(t.local_dir == self.paths.profiler_dir for t in self.syncer.targets):
             return
         base = config.get("S3OutputPath") or spec.output_path
-        self.syncer.add(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
+        self.syncer.add(SyncTarget(self.paths.profiler_dir, profiler_artifacts_path(str(base), spec.job_name)))
 
     def _sync_targets(self, spec: JobSpec) -> list[SyncTarget]:
         targets = []
         if self.request.get("DebugHookConfig"):
             base = self.request["DebugHookConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.debug_dir, f"{base.rstrip('/')}/{spec.job_name}/debug-output"))
+            targets.append(SyncTarget(self.paths.debug_dir, debugger_artifacts_path(str(base), spec.job_name)))
         if self.request.get("TensorBoardOutputConfig"):
             base = self.request["TensorBoardOutputConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.tensorboard_dir, f"{base.rstrip('/')}/{spec.job_name}/tensorboard-output"))
+            targets.append(SyncTarget(self.paths.tensorboard_dir, tensorboard_artifacts_path(str(base), spec.job_name)))
         if profiler_enabled(self.request):
             base = self.request["ProfilerConfig"].get("S3OutputPath") or spec.output_path
-            targets.append(SyncTarget(self.paths.profiler_dir, f"{base.rstrip('/')}/{spec.job_name}/profiler-output"))
+            targets.append(SyncTarget(self.paths.profiler_dir, profiler_artifacts_path(str(base), spec.job_name)))
         targets += [SyncTarget(r.output_dir, r.spec.output_uri) for r in self.rules]
         return targets
 
@@ -298,15 +300,15 @@ class Supervisor:
         try:
             spec = resolve_job_spec(
                 self.request,
-                default_output_path=str(self.launch.get("OutputPath") or ""),
-                base_dir=self.launch.get("CallerCwd"),
+                default_output_path=self.options.output_path,
+                base_dir=self.options.caller_cwd,
             )
             self.state["OutputPath"] = spec.output_path
             self._prepare(spec)
             self._start_side_processes(spec)
             syncer = self.syncer = Syncer(self._sync_targets(spec))
             self._apply_updates(spec)  # an update made while the job was starting
-            sync_thread = SyncThread(syncer, float(self.launch.get("SyncIntervalSeconds", 1.0)))
+            sync_thread = SyncThread(syncer, self.options.sync_interval_s)
             sync_thread.start()
             self._check_stop(spec)
             if self.stop_reason is None:

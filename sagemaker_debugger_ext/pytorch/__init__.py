@@ -13,10 +13,10 @@ from typing import Any
 
 from .. import modes
 from .._container_env import USE_SMDEBUG_ENV
-from .._pytorch._hook import Hook, current_hook, del_hook, set_hook
 from ..hooks._collections import Collection, CollectionKeys
 from ..hooks._reduction_config import ReductionConfig, parse_bool
 from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..hooks.pytorch._hook import Hook, current_hook, del_hook, set_hook
 
 __all__ = [
     "Collection",

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .._pytorch._hook import Hook
+from ..hooks.pytorch._hook import Hook
 
 __all__ = ["Hook"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._exceptions import DebuggerExtError
 from .._html import esc, page, png_img, table
+from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
@@ -52,7 +53,7 @@ def debug_output_uri(description: Mapping[str, Any]) -> str | None:
     job = description.get("TrainingJobName")
     if not base or not job:
         return None
-    return f"{str(base).rstrip('/')}/{job}/debug-output"
+    return debugger_artifacts_path(str(base), str(job))
 
 
 def rule_output_uri(description: Mapping[str, Any], rule: str) -> str | None:
@@ -65,7 +66,7 @@ def rule_output_uri(description: Mapping[str, Any], rule: str) -> str | None:
     base = base or (description.get("OutputDataConfig") or {}).get("S3OutputPath")
     if not base or not job:
         return None
-    return f"{str(base).rstrip('/')}/{job}/rule-output/{rule}"
+    return rule_output_path(str(base), str(job), rule)
 
 
 def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..request._paths import artifacts_path, profiler_artifacts_path
 from ._job_report import write_job_report
 
 __all__ = ["JOB_REPORT_FILE", "describe_local_job", "profiler_output_dir", "write_local_job_reports"]
@@ -43,13 +44,13 @@ def profiler_output_dir(description: Mapping[str, Any]) -> Path | None:
     job = description.get("TrainingJobName")
     if not base or not job:
         return None
-    local = _local_dir(f"{str(base).rstrip('/')}/{job}/profiler-output")
+    local = _local_dir(profiler_artifacts_path(str(base), str(job)))
     return local if local is not None and local.is_dir() else None
 
 
 def _default_out(description: Mapping[str, Any], job_name: str) -> Path:
     base = (description.get("OutputDataConfig") or {}).get("S3OutputPath") or ""
-    local = _local_dir(f"{str(base).rstrip('/')}/{job_name}") if base else None
+    local = _local_dir(artifacts_path(str(base), job_name)) if base else None
     return local / "report" if local is not None else Path(f"{job_name}-report")
 
 

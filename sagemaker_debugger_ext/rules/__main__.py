@@ -7,7 +7,8 @@
         [--poll-interval SECONDS]
 
 and exits 0 (1 when the final status is Error). Profiler rule names (every name of the
-profiler rule registry) run in this same process through the profiler rule runner.
+profiler rule registry) run through the same runner, in this process, over a
+``profiler-output`` folder given as ``--trial-path``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+
+from .._rule_status import write_status
+from ._catalog import catalog
+from ._result import EvaluationStatus
+from ._runner import RunRequest, run_rule
 
 __all__ = ["build_parser", "main"]
 
@@ -59,10 +65,6 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ._result import EvaluationStatus
-    from ._runner import PROFILER_RULE_NAMES, RunRequest, run_rule, split_parameters
-    from ._status import write_status
-
     try:
         params = _read_parameters(args.rule_parameters_file)
     except (OSError, ValueError, TypeError) as exc:
@@ -70,11 +72,6 @@ def _run(args: argparse.Namespace) -> int:
             write_status(args.status_file, EvaluationStatus.ERROR, f"{type(exc).__name__}: {exc}")
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    split = split_parameters(args.rule_name, params)
-    if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
-        from ..profiler.rules._cli import run_command
-
-        return run_command(args.trial_path, args.rule_name, args.rule_parameters_file, args.output_dir, args.status_file)
     req = RunRequest(
         trial_path=args.trial_path,
         rule_name=args.rule_name,
@@ -93,8 +90,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ._catalog import catalog
-
     rules = catalog()
     if args.json:
         print(json.dumps(rules, indent=2))

@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from .._modes import ModeKeys
 from ..exceptions import (
     NoMoreData,
     StepNotYetAvailable,
@@ -22,6 +21,7 @@ from ..exceptions import (
     TensorUnavailable,
     TensorUnavailableForStep,
 )
+from ..modes import ModeKeys
 
 __all__ = ["NOT_EVALUATED", "RULE_COLLECTIONS", "Evidence", "is_not_evaluated"]
 

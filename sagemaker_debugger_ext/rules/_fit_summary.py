@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._request._paths import (
+from ..request._paths import (
     debugger_artifacts_path,
     profiler_artifacts_path,
     rule_output_path,

@@ -16,7 +16,8 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import RuleNotFoundError
+from .._exceptions import RuleNotFoundError, StorageNotFoundError
+from .._rule_status import write_status
 from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
@@ -26,12 +27,14 @@ from ..exceptions import (
     TensorUnavailable,
     TensorUnavailableForStep,
 )
+from ..profiler.rules._cli import run_rule as run_profiler_rule
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
+from ..trials import create_trial
 from ._actions import Actions, parse_action_json
+from ._custom import instantiate_rule, load_rule_class
 from ._evidence import Evidence
 from ._report import write_report
 from ._result import EvaluationStatus
-from ._status import write_status
 from .builtin import BUILTIN_RULES, BuiltinRule
 
 __all__ = ["PROFILER_RULE_NAMES", "RunOutcome", "RunRequest", "run_rule", "split_parameters"]
@@ -106,9 +109,6 @@ _WAIT_FOREVER_S = 10.0 * 365 * 24 * 3600  # a rule waits as long as training run
 
 def _open_trial(path: str, name: str, poll_interval: float | None, wait_s: float | None = 0.0) -> Any:
     """create_trial, waiting (``wait_s``; None = no limit) for a folder the job has not created yet."""
-    from .._exceptions import StorageNotFoundError
-    from ..trials import create_trial
-
     kwargs: dict[str, Any] = {"wait_timeout_s": _WAIT_FOREVER_S}
     if poll_interval is not None:
         kwargs["poll_interval_s"] = poll_interval
@@ -124,8 +124,6 @@ def _open_trial(path: str, name: str, poll_interval: float | None, wait_s: float
 
 def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list[Any]) -> Any:
     if split.source:
-        from ._custom import instantiate_rule, load_rule_class
-
         custom = load_rule_class(split.source, split.rule_to_invoke)
         return instantiate_rule(custom, base, split.rule_parameters, other_trials=others, action_json=split.action_json)
     cls = BUILTIN_RULES.get(split.rule_to_invoke)
@@ -153,6 +151,8 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
 
     status(EvaluationStatus.IN_PROGRESS, "")
     split = split_parameters(req.rule_name, req.parameters)
+    if split.source is None and split.rule_to_invoke in PROFILER_RULE_NAMES:
+        return _run_profiler_rule(req, split, status)
     fired: list[int] = []
     rule: Any = None
     outcome = RunOutcome(status=EvaluationStatus.ERROR, details="rule process ended early")
@@ -209,6 +209,22 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         outcome = RunOutcome(status=EvaluationStatus.ERROR, details=_last_line(exc), fired_steps=tuple(fired))
     status(outcome.status, outcome.details)
     _write_report(req, split, rule, fired, outcome.status, outcome.details)
+    return outcome
+
+
+def _run_profiler_rule(req: RunRequest, split: SplitParameters, status: Callable[[EvaluationStatus, str], None]) -> RunOutcome:
+    """A profiler rule over a ``profiler-output`` folder, in this process, through the same status writer."""
+    last = [EvaluationStatus.ERROR, "rule process ended early"]
+
+    def on_status(s: str, details: str) -> None:
+        last[:] = [EvaluationStatus(s), details]
+        status(EvaluationStatus(s), details)
+
+    params = {**split.rule_parameters, "rule_to_invoke": split.rule_to_invoke}
+    poll_s = 0.5 if req.poll_interval is None else req.poll_interval
+    run_profiler_rule(req.trial_path, req.rule_name, params, req.output_dir, None, poll_s=poll_s, on_status=on_status)
+    outcome = RunOutcome(status=EvaluationStatus(last[0]), details=str(last[1]))
+    _write_report(req, split, None, [], outcome.status, outcome.details)
     return outcome
 
 

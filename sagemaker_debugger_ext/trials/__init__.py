@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import modes
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
+from ..modes import ModeKeys
 from ..storage import Storage, open_storage
 from ._collections import Collection
 from ._smdebug_trials import LocalTrial, S3Trial

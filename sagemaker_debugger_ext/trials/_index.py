@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple, TypeGuard
 
-from .._modes import ModeKeys
 from ..exceptions import IndexReaderException
 from ..format._layout import event_key as event_file_key
+from ..modes import ModeKeys
 
 __all__ = ["MAX_EXTENT", "REDUCTIONS_PREFIX", "IndexEntry", "IndexFile", "parse_index", "split_reduction_name"]
 

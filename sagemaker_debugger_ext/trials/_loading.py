@@ -1,6 +1,7 @@
 """Loading a trial: collections files, incremental index refresh, step completeness.
 
-:class:`TrialLoader` is the I/O half of :class:`~._trial.Trial` (which adds the queries).
+:class:`TrialLoader` holds what was read and reads more; :class:`~._trial.Trial` composes one
+and adds the queries.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from collections.abc import Callable, Iterable
 from operator import itemgetter
 
 from .._exceptions import StorageNotFoundError
-from .._modes import ModeKeys
 from ..exceptions import IndexReaderException, MissingCollectionFiles
 from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
+from ..modes import ModeKeys
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
 from ._fetch import Location, RecordFetcher
@@ -25,31 +26,55 @@ _LOG = logging.getLogger("sagemaker_debugger_ext.trials")
 
 
 class TrialLoader:
-    """State of a trial read so far, and the methods that read more of it."""
+    """What a trial has read so far (collections, index entries, step completeness) and the
+    methods that read more of it. A :class:`~._trial.Trial` holds one and answers queries
+    from its state.
 
-    path: str
-    range_steps: tuple[int, ...] | None
-    poll_interval_s: float
-    wait_timeout_s: float
-    dynamic_refresh: bool
-    loaded_all_steps: bool
-    last_complete_step: int
-    num_workers: int
-    _storage: Storage
-    _window: int
-    _clock: Callable[[], float]
-    _sleep: Callable[[float], None]
-    _fetcher: RecordFetcher
-    _collections: dict[str, Collection]
-    _collection_keys: set[str]
-    _workers: set[str]
-    _tensors: dict[str, TensorSteps]  # tensor name -> its steps (Tensor objects view these)
-    _global_to_mode: dict[int, tuple[int, int]]
-    _mode_to_global: dict[int, dict[int, int]]
-    _workers_for_step: dict[int, set[str]]
-    _step_tensors: dict[int, set[str]]
-    _mode_tensors: dict[int, set[str]]
-    _seen_index: set[str]
+    Args:
+        storage: where the trial lives.
+        range_steps: ``(begin, end)``: only global steps ``begin <= s < end`` are loaded.
+        poll_interval_s: pause between polls while waiting.
+        wait_timeout_s: the longest the wait for collections files lasts.
+        window: pending incomplete steps tolerated before the older half is declared complete.
+        clock, sleep: time sources.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        range_steps: tuple[int, ...] | None,
+        poll_interval_s: float,
+        wait_timeout_s: float,
+        window: int,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        self._storage = storage
+        self.path = storage.uri
+        self.range_steps = range_steps
+        self.poll_interval_s = poll_interval_s
+        self.wait_timeout_s = wait_timeout_s
+        self._window = window
+        self._clock = clock
+        self._sleep = sleep
+        self.dynamic_refresh = True
+        self.loaded_all_steps = False
+        self.last_complete_step = -1
+        self.num_workers = 1
+        self._fetcher = RecordFetcher(storage)
+        self._collections: dict[str, Collection] = {}
+        self._collection_keys: set[str] = set()
+        self._workers: set[str] = set()
+        self._tensors: dict[str, TensorSteps] = {}  # tensor name -> its steps (Tensor objects view these)
+        # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
+        self._global_to_mode: dict[int, tuple[int, int]] = {}
+        self._mode_to_global: dict[int, dict[int, int]] = {}
+        self._workers_for_step: dict[int, set[str]] = {}
+        self._step_tensors: dict[int, set[str]] = {}
+        self._mode_tensors: dict[int, set[str]] = {}
+        self._seen_index: set[str] = set()
+        self._step_sources: dict[int, str] = {}  # global step -> the index file that defined it
 
     def training_has_ended(self) -> bool:
         """Whether ``training_job_end.ts`` exists (the job finished writing)."""
@@ -68,7 +93,7 @@ class TrialLoader:
             self._collection_keys.add(key)
             self._workers.add(worker)
 
-    def _load(self) -> None:
+    def load(self) -> None:
         """Wait (up to ``wait_timeout_s``) for every worker's collections file, then refresh.
 
         Raises:
@@ -141,15 +166,14 @@ class TrialLoader:
             if self._global_to_mode:
                 self.last_complete_step = max(self.last_complete_step, max(self._global_to_mode))
 
-    def _maybe_refresh(self) -> None:
+    def maybe_refresh(self) -> None:
+        """Refresh unless refreshing is off or every step is loaded."""
         if self.dynamic_refresh and not self.loaded_all_steps:
             self.refresh()
 
-    maybe_refresh = _maybe_refresh
-
     def _check_steps(self, idx: IndexFile, key: str) -> None:
         """Refuse an index whose (mode, mode_step) contradicts another index file's."""
-        sources = self.__dict__.setdefault("_step_sources", {})
+        sources = self._step_sources
         mode, mode_step, step = int(idx.mode), idx.mode_step, idx.step
         known = self._global_to_mode.get(step)
         if known is not None and known != (mode, mode_step):

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
 from .._reductions import compute_reduction
 from ..exceptions import (
     InvalidWorker,
@@ -18,6 +17,7 @@ from ..exceptions import (
     StepUnavailable,
     TensorUnavailableForStep,
 )
+from ..modes import ModeKeys
 from ._fetch import Location
 from ._reductions import normalize_reduction_name
 from ._state import StepState

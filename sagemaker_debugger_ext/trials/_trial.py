@@ -11,24 +11,23 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
-from .._modes import ModeKeys
 from ..exceptions import (
     NoMoreData,
     StepNotYetAvailable,
     StepUnavailable,
     TensorUnavailable,
 )
+from ..modes import ModeKeys
 from ..storage import Storage
 from ._collections import Collection
-from ._fetch import RecordFetcher
 from ._loading import TrialLoader
 from ._state import StepState
-from ._tensor import Tensor, TensorSteps, _check_mode
+from ._tensor import Tensor, _check_mode
 
 __all__ = ["Trial"]
 
 
-class Trial(TrialLoader):
+class Trial:
     """A trial: the tensors a training job saved, with smdebug's ``Trial`` API.
 
     Use :func:`~sagemaker_debugger_ext.trials.create_trial`; the constructor only stores
@@ -71,36 +70,92 @@ class Trial(TrialLoader):
             msg = field_error_message("incomplete_step_window", "an int >= 2", incomplete_step_window)
             raise ConfigValueError(msg, field="incomplete_step_window", value=incomplete_step_window)
         self._storage = storage
-        self.path = storage.uri
         self.name = name if name is not None else os.path.basename(storage.uri.rstrip("/")) or storage.uri
-        self.range_steps = tuple(range_steps) if range_steps is not None else None
-        self.poll_interval_s = float(poll_interval_s)
-        self.wait_timeout_s = float(wait_timeout_s)
-        self._window = incomplete_step_window
+        loader = self._loader = TrialLoader(
+            storage,
+            range_steps=tuple(range_steps) if range_steps is not None else None,
+            poll_interval_s=float(poll_interval_s),
+            wait_timeout_s=float(wait_timeout_s),
+            window=incomplete_step_window,
+            clock=clock,
+            sleep=sleep,
+        )
         self._clock = clock
         self._sleep = sleep
-        self.dynamic_refresh = True
-        self.loaded_all_steps = False
-        self.last_complete_step = -1
-        self.num_workers = 1
-        self._fetcher = RecordFetcher(storage)
-        self._collections: dict[str, Collection] = {}
-        self._collection_keys: set[str] = set()
-        self._workers: set[str] = set()
-        self._tensors: dict[str, TensorSteps] = {}
         self._tensor_views: weakref.WeakValueDictionary[str, Tensor] = weakref.WeakValueDictionary()
-        # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
-        self._global_to_mode: dict[int, tuple[int, int]] = {}
-        self._mode_to_global: dict[int, dict[int, int]] = {}
-        self._workers_for_step: dict[int, set[str]] = {}
-        self._step_tensors: dict[int, set[str]] = {}
-        self._mode_tensors: dict[int, set[str]] = {}
-        self._seen_index: set[str] = set()
+        # the loader's containers, shared (they grow in place): the queries below read them directly
+        self._fetcher = loader._fetcher
+        self._collections = loader._collections
+        self._workers = loader._workers
+        self._tensors = loader._tensors
+        self._global_to_mode = loader._global_to_mode
+        self._mode_to_global = loader._mode_to_global
+        self._workers_for_step = loader._workers_for_step
+        self._step_tensors = loader._step_tensors
+        self._mode_tensors = loader._mode_tensors
+        self._maybe_refresh = loader.maybe_refresh  # bound once: Tensor calls it on every lookup
+        self._load = loader.load
+
+    # --- the loader's state -------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The trial's URI."""
+        return self._loader.path
+
+    @property
+    def range_steps(self) -> tuple[int, ...] | None:
+        """``(begin, end)`` of the global steps loaded, or None for all."""
+        return self._loader.range_steps
+
+    @property
+    def poll_interval_s(self) -> float:
+        """Pause between polls while waiting."""
+        return self._loader.poll_interval_s
+
+    @property
+    def wait_timeout_s(self) -> float:
+        """The longest any wait lasts."""
+        return self._loader.wait_timeout_s
+
+    @property
+    def loaded_all_steps(self) -> bool:
+        """Whether training has ended and every step is loaded."""
+        return self._loader.loaded_all_steps
+
+    @property
+    def last_complete_step(self) -> int:
+        """The last global step every worker has written (-1: none yet)."""
+        return self._loader.last_complete_step
+
+    @property
+    def num_workers(self) -> int:
+        """The number of workers of the job (from the collections files)."""
+        return self._loader.num_workers
+
+    @property
+    def dynamic_refresh(self) -> bool:
+        """Whether queries refresh the trial while the job runs (smdebug's attribute)."""
+        return self._loader.dynamic_refresh
+
+    @dynamic_refresh.setter
+    def dynamic_refresh(self, value: bool) -> None:
+        self._loader.dynamic_refresh = value
+
+    def refresh(self) -> None:
+        """Read index files written since the last refresh (no-op once all steps are loaded)."""
+        self._loader.refresh()
+
+    def maybe_refresh(self) -> None:
+        """Refresh unless ``dynamic_refresh`` is off or every step is loaded."""
+        self._loader.maybe_refresh()
+
+    def training_has_ended(self) -> bool:
+        """Whether ``training_job_end.ts`` exists (the job finished writing)."""
+        return self._loader.training_has_ended()
 
     def __repr__(self) -> str:
         return f"<Trial name={self.name!r} path={self.path!r} steps={len(self._global_to_mode)}>"
 
-    # --- loading ----------------------------------------------------------------------------
     # --- steps and modes -----------------------------------------------------------------
     def _mode_of(self, step: int) -> tuple[int, int] | None:
         return self._global_to_mode.get(step)
@@ -115,10 +170,11 @@ class Trial(TrialLoader):
     def _is_complete(self, step: int | None) -> bool:
         if step is None:
             return False
+        loader = self._loader
         return (
-            self.loaded_all_steps
-            or self.last_complete_step >= step
-            or len(self._workers_for_step.get(step, ())) >= self.num_workers
+            loader.loaded_all_steps
+            or loader.last_complete_step >= step
+            or len(self._workers_for_step.get(step, ())) >= loader.num_workers
         )
 
     def _all_steps(self, mode: ModeKeys) -> list[int]:
@@ -188,7 +244,7 @@ class Trial(TrialLoader):
             if all_steps[i] > step:
                 return StepState.UNAVAILABLE if self.last_complete_step >= g else StepState.NOT_YET_AVAILABLE
             return StepState.AVAILABLE if self._is_complete(g) else StepState.NOT_YET_AVAILABLE
-        return StepState.UNAVAILABLE if self.loaded_all_steps else StepState.NOT_YET_AVAILABLE
+        return StepState.UNAVAILABLE if self._loader.loaded_all_steps else StepState.NOT_YET_AVAILABLE
 
     def wait_for_steps(
         self,

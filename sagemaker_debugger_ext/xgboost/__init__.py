@@ -13,12 +13,12 @@ import os
 from typing import Any
 
 from .. import modes
-from .._xgboost._hook import Hook
 from ..core import singleton_utils as _singleton
 from ..core.singleton_utils import del_hook, set_hook
 from ..hooks._collections import Collection, CollectionKeys
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..hooks.xgboost._hook import Hook
 
 __all__ = [
     "Collection",

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .._xgboost._hook import Hook
+from ..hooks.xgboost._hook import Hook
 
 __all__ = ["Hook"]

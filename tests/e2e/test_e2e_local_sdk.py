@@ -48,7 +48,7 @@ def _steps(trial: Any, worker: str | None = None) -> list[int]:
 def _statuses_valid(summary: list[dict[str, Any]]) -> None:
     import botocore.session
 
-    from sagemaker_debugger_ext._request._service_model import validate_request
+    from sagemaker_debugger_ext.request._service_model import validate_request
 
     shape = botocore.session.get_session().get_service_model("sagemaker").shape_for("DebugRuleEvaluationStatus")
     for entry in summary:

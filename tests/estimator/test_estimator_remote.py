@@ -52,7 +52,7 @@ def test_attach_restores_debugger_configs(aws: None) -> None:
 
 def test_configs_from_description_restores_profiler() -> None:
     """A DescribeTrainingJob answer with ProfilerConfig restores an equivalent ProfilerConfig."""
-    from sagemaker_debugger_ext._estimator_support import configs_from_description
+    from sagemaker_debugger_ext.estimator._support import configs_from_description
 
     params = configs_from_description({
         "DebugHookConfig": {"S3OutputPath": "s3://o/", "CollectionConfigurations": [{"CollectionName": "losses"}]},

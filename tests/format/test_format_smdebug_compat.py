@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import StepWriter
+from sagemaker_debugger_ext.modes import ModeKeys
 
 ORACLE = Path(__file__).resolve().parents[1] / "oracle_scripts" / "smdebug_oracle.py"
 WALL_TIME = 1700000000.25

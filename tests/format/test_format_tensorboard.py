@@ -67,8 +67,8 @@ def test_histogram_of_non_finite_values_is_skipped(tmp_path: Path) -> None:
 
 def test_decode_event_reads_back_scalars_histograms_and_plugin_data(tmp_path: Path) -> None:
     """Our own general decoder returns what TensorBoardWriter and StepWriter encoded."""
-    from sagemaker_debugger_ext._modes import ModeKeys
     from sagemaker_debugger_ext.format import StepWriter, decode_event
+    from sagemaker_debugger_ext.modes import ModeKeys
 
     with TensorBoardWriter(tmp_path / "tb", mode_name="TRAIN", clock=lambda: 5.0) as tb:
         tb.add_scalar("loss", 0.25, 3)

@@ -13,7 +13,6 @@ from sagemaker_debugger_ext._exceptions import (
     PathEscapeError,
     UnsupportedDTypeError,
 )
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
     StepWriter,
     decode_tensor_record,
@@ -21,6 +20,7 @@ from sagemaker_debugger_ext.format import (
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 
 # Event.wall_time of the reference §2.4 file (the 8 bytes after the 0x09 key).
 WALL_TIME = float(np.frombuffer(bytes.fromhex("17b45ee9adc0da41"), "<f8")[0])

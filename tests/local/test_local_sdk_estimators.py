@@ -88,7 +88,7 @@ def _estimator(kind: str, **kwargs: Any) -> Any:
 def _request(estimator: Any, job_name: str) -> dict[str, Any]:
     from sagemaker.estimator import _TrainingJob
 
-    from sagemaker_debugger_ext._estimator_support import capture_create_request
+    from sagemaker_debugger_ext.estimator._support import capture_create_request
 
     estimator._prepare_for_training(job_name=job_name)
     args = _TrainingJob._get_train_args(estimator, None, None)

@@ -12,8 +12,7 @@ import pytest
 from moto import mock_aws
 
 from sagemaker_debugger_ext._exceptions import StorageError, StorageUnreachableError
-from sagemaker_debugger_ext._storage_write import RetryPolicy, with_retries
-from sagemaker_debugger_ext.storage import MemoryStorage, open_storage
+from sagemaker_debugger_ext.storage import MemoryStorage, RetryPolicy, open_storage, with_retries
 
 
 def _tree(root: Path) -> None:

@@ -286,9 +286,9 @@ def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch:
     """get_hook(create_if_not_exists=True) builds the hook from the JSON config, or gives None without one."""
     import json
 
-    from sagemaker_debugger_ext._pytorch import _hook as impl
+    from sagemaker_debugger_ext.hooks.pytorch import _hook as impl
 
-    monkeypatch.setattr(impl, "_CURRENT", [])
+    monkeypatch.setattr(impl, "_CURRENT", impl.HookSlot())
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
     assert smd.get_hook(create_if_not_exists=True) is None
     cfg = tmp_path / "hook.json"

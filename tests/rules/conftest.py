@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
     StepWriter,
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 
 TrialSteps = Mapping[int, Mapping[str, Any]]
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules._evidence import is_not_evaluated
 from sagemaker_debugger_ext.rules._runner import RunRequest, run_rule
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules.builtin import (
     ClassImbalance,
     LossNotDecreasing,

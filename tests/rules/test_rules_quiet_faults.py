@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.hooks._collections import XGBOOST_BUILTIN_REGEXES
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules._result import EvaluationStatus
 from sagemaker_debugger_ext.rules._runner import RunRequest, run_rule
 from sagemaker_debugger_ext.rules.builtin import LossNotDecreasing, Overfit, Overtraining, UnchangedTensor

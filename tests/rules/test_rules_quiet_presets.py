@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._modes import ModeKeys
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules import RECOMMENDED_RULE_PARAMETERS, recommended_rule, recommended_rule_parameters
 from sagemaker_debugger_ext.rules.builtin import BUILTIN_RULES, Confusion
 

@@ -12,7 +12,7 @@ import pytest
 
 import sagemaker_debugger_ext.tensorflow as smd
 from sagemaker_debugger_ext._exceptions import HookConfigError, HookError
-from sagemaker_debugger_ext._tensorflow._context import context_from_environ
+from sagemaker_debugger_ext.hooks.tensorflow._context import context_from_environ
 
 SMDEBUG_NAMES = ["KerasHook", "SessionHook", "EstimatorHook", "get_hook", "set_hook", "del_hook", "modes", "SaveConfig",
                  "SaveConfigMode", "ReductionConfig", "CollectionKeys", "Collection", "create_trial"]  # fmt: skip

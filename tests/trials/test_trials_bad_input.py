@@ -14,13 +14,13 @@ from sagemaker_debugger_ext._exceptions import (
     TruncatedRecordError,
     UnsupportedDTypeError,
 )
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.exceptions import IndexReaderException
 from sagemaker_debugger_ext.format import (
     StepWriter,
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.trials import create_trial
 
 FAST = {"poll_interval_s": 0.01, "wait_timeout_s": 1.0}

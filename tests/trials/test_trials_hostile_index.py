@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import PathEscapeError, TruncatedRecordError
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.exceptions import IndexReaderException
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.storage import MemoryStorage
 from sagemaker_debugger_ext.trials import create_trial
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import ConfigValueError, StorageNotFoundError
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.exceptions import (
     InvalidWorker,
     MissingCollectionFiles,
@@ -22,6 +21,7 @@ from sagemaker_debugger_ext.format import (
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.storage import MemoryStorage
 from sagemaker_debugger_ext.trials import StepState, create_trial
 

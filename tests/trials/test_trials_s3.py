@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from sagemaker_debugger_ext._exceptions import StorageNotFoundError
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import (
     StepWriter,
     write_collections_file,
     write_training_end,
 )
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.storage import S3Storage, open_storage
 from sagemaker_debugger_ext.trials import create_trial
 

@@ -104,8 +104,8 @@ def test_incomplete_step_window_from_env(tmp_path: Path, monkeypatch: pytest.Mon
     """create_trial reads SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW as smdebug does; a bad value is named."""
     _trial(tmp_path, range(1))
     monkeypatch.setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "7")
-    assert create_trial(tmp_path, **FAST)._window == 7
-    assert create_trial(tmp_path, incomplete_step_window=3, **FAST)._window == 3
+    assert create_trial(tmp_path, **FAST)._loader._window == 7
+    assert create_trial(tmp_path, incomplete_step_window=3, **FAST)._loader._window == 3
     monkeypatch.setenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW", "many")
     with pytest.raises(ConfigValueError, match="SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW"):
         create_trial(tmp_path, **FAST)

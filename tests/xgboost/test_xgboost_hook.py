@@ -106,7 +106,7 @@ def test_sklearn_style_metric_names_are_metrics(tmp_path: Path) -> None:
 def test_tree_columns_equal_trees_to_dataframe() -> None:
     """trees/<column> values equal xgboost's own trees_to_dataframe() rows of that round."""
     pytest.importorskip("pandas")
-    from sagemaker_debugger_ext._xgboost._trees import round_trees
+    from sagemaker_debugger_ext.hooks.xgboost._trees import round_trees
 
     dtrain, _ = _data()
     booster = xgb.train(PARAMS, dtrain, num_boost_round=3)

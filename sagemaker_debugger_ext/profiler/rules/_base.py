@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ..._converters import to_float, to_int
 from ..._exceptions import RuleParameterError, field_error_message
+from ..._rule_params import Kind
+from ..._rule_params import Param as RuleParam
 from .._events import FrameworkEvent, SystemEvent
 
 __all__ = [
@@ -26,54 +27,48 @@ DEFAULT_SCAN_INTERVAL_US = 60_000_000
 _SNAPSHOT_WINDOW_S = 0.02
 
 
-def _to_number(raw: Any, kind: type) -> Any:
-    return to_int(raw) if kind is int else to_float(raw)
+_KINDS = {int: Kind.INT, float: Kind.FLOAT, str: Kind.STR}
 
 
-@attrs.frozen
-class Param:
-    """One rule parameter: name, type (``int``/``float``/``str``), default and allowed range.
+def _expected(kind: type, low: float | None, high: float | None, optional: bool) -> str:
+    what = {int: "an integer", float: "a number", str: "a string"}[kind]
+    if low is not None and high is not None:
+        what += f" between {low:g} and {high:g}"
+    elif low is not None:
+        what += f" >= {low:g}"
+    return what + (" or None" if optional else "")
+
+
+def Param(
+    name: str,
+    kind: type,
+    default: Any,
+    low: float | None = None,
+    high: float | None = None,
+    optional: bool = False,
+    doc: str = "",
+) -> RuleParam:
+    """One profiler rule parameter, declared positionally: name, type (``int``/``float``/``str``), default, range.
+
+    Builds the rule-parameter class every rule shares (:class:`~sagemaker_debugger_ext._rule_params.Param`),
+    with the range as its check.
 
     .. versionadded:: 0.1.0
     """
+    expected = _expected(kind, low, high, optional)
 
-    name: str
-    kind: type
-    default: Any
-    low: float | None = None
-    high: float | None = None
-    optional: bool = False
-    doc: str = ""
-
-    def expected(self) -> str:
-        """Human text for the allowed values."""
-        what = {int: "an integer", float: "a number", str: "a string"}[self.kind]
-        if self.low is not None and self.high is not None:
-            what += f" between {self.low:g} and {self.high:g}"
-        elif self.low is not None:
-            what += f" >= {self.low:g}"
-        return what + (" or None" if self.optional else "")
-
-    def convert(self, raw: Any, rule: str) -> Any:
-        """Parse ``raw`` (strings accepted, as RuleParameters arrive)."""
-        if self.optional and (raw is None or (isinstance(raw, str) and raw.strip().lower() in {"", "none", "null"})):
+    def in_range(value: Any) -> str | None:
+        if isinstance(value, str) or value is None:
             return None
-        if self.kind is str:
-            return str(raw)
-        try:
-            value = _to_number(raw, self.kind)
-        except (TypeError, ValueError):
-            raise RuleParameterError(
-                f"{rule}: " + field_error_message(self.name, self.expected(), raw), rule_name=rule
-            ) from None
-        if (
-            (self.low is not None and value < self.low) or (self.high is not None and value > self.high)
-        ):
-            raise RuleParameterError(f"{rule}: " + field_error_message(self.name, self.expected(), raw), rule_name=rule)
-        return value
+        too_low = low is not None and value < low
+        too_high = high is not None and value > high
+        return expected if too_low or too_high else None
+
+    check = in_range if kind is not str and (low is not None or high is not None) else None
+    return RuleParam(name=name, kind=_KINDS[kind], default=default, doc=doc, check=check)
 
 
-def _percent(name: str, default: float, doc: str) -> Param:
+def _percent(name: str, default: float, doc: str) -> RuleParam:
     return Param(name, float, default, 0, 100, doc=doc)
 
 
@@ -142,7 +137,7 @@ class ProfilerRule(ABC):
     """
 
     NAME: ClassVar[str] = ""
-    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    PARAMS: ClassVar[tuple[RuleParam, ...]] = ()
     NEEDS_GPU: ClassVar[bool] = False
     DESCRIPTION: ClassVar[str] = ""
     RECOMMENDATION: ClassVar[str] = ""
@@ -200,7 +195,7 @@ class ProfilerRule(ABC):
         }
 
 
-def make_params(*params: Param) -> tuple[Param, ...]:
+def make_params(*params: RuleParam) -> tuple[RuleParam, ...]:
     """Parameter tuple with ``scan_interval_us`` appended."""
     return (*params, SCAN)
 
@@ -232,4 +227,4 @@ def parse_rule_parameters(
     return out
 
 
-Percent: Callable[[str, float, str], Param] = _percent
+Percent: Callable[[str, float, str], RuleParam] = _percent

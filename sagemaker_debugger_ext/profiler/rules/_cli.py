@@ -13,16 +13,17 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from ..._exceptions import ProfilerError, RuleError
+from ..._rule_status import write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
-from ._registry import ProfilerReport, get_profiler_rule_class
-from ._runner import StatusFile, follow_trial, write_rule_outputs
+from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
+from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["build_rule", "main", "run_command", "run_rule"]
 
@@ -54,6 +55,20 @@ def build_rule(rule_name: str, parameters: dict[str, Any]) -> ProfilerRule:
     return cls(**params)
 
 
+class _StatusSink:
+    """Status updates of one run: the status file, and a caller's callback."""
+
+    def __init__(self, path: str | Path | None, callback: Callable[[str, str], None] | None = None) -> None:
+        self.path = path
+        self.callback = callback
+
+    def write(self, status: str, details: str = "") -> None:
+        if self.path:
+            write_status(self.path, status, details)
+        if self.callback is not None:
+            self.callback(status, details)
+
+
 def run_rule(
     trial_path: str | Path,
     rule_name: str,
@@ -64,9 +79,13 @@ def run_rule(
     wait: bool = True,
     stop: threading.Event | None = None,
     poll_s: float = 0.5,
+    on_status: Callable[[str, str], None] | None = None,
 ) -> int:
-    """Run one profiler rule to completion; returns the exit code (1 on Error)."""
-    status = StatusFile(status_file)
+    """Run one profiler rule to completion; returns the exit code (1 on Error).
+
+    Each status goes to ``status_file`` (the one status writer of every rule) and to ``on_status``.
+    """
+    status = _StatusSink(status_file, on_status)
     try:
         rule = build_rule(rule_name, parameters)
         status.write("InProgress")
@@ -78,7 +97,7 @@ def run_rule(
         outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
         write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
         if isinstance(rule, ProfilerReport):
-            from .._report import render_profiler_report
+            from .._report import render_profiler_report  # the HTML report (matplotlib), ProfilerReport only
 
             render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
     except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
@@ -108,8 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("list", help="list the built-in profiler rules")
     args = parser.parse_args(argv)
     if args.command == "list":
-        from ._registry import PROFILER_RULES
-
         table: list[tuple[str, type[ProfilerRule]]] = [*PROFILER_RULES.items(), ("ProfilerReport", ProfilerReport)]
         for name, cls in table:
             print(f"{name}: {', '.join(cls.param_names()) or '<Rule>_<param>'}")
@@ -136,7 +153,7 @@ def run_command(
     try:
         params = _read_parameters(parameters_file)
     except RuleError as exc:
-        StatusFile(status_file).write("Error", str(exc))
+        _StatusSink(status_file).write("Error", str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return run_rule(trial_path, rule_name, params, output_dir, status_file, stop=stop)

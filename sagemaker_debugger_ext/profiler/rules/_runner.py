@@ -10,38 +10,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from ...format._files import atomic_write
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule, Window
 
-__all__ = ["RuleOutcome", "StatusFile", "follow_trial", "write_rule_outputs"]
-
-_MAX_DETAILS = 1024
-
-
-class StatusFile:
-    """Writes the rule-status JSON atomically (tmp + rename).
-
-    .. versionadded:: 0.1.0
-    """
-
-    def __init__(self, path: str | Path | None) -> None:
-        self.path = Path(path) if path else None
-        self.last: dict[str, Any] = {}
-
-    def write(self, status: str, details: str = "") -> None:
-        """Write ``{"RuleEvaluationStatus", "StatusDetails", "LastModifiedTime"}``."""
-        self.last = {"RuleEvaluationStatus": status, "StatusDetails": details[:_MAX_DETAILS],
-                     "LastModifiedTime": time.time()}
-        if self.path is None:
-            return
-        atomic_write(self.path, json.dumps(self.last))
-
+__all__ = ["RuleOutcome", "follow_trial", "write_rule_outputs"]
 
 class RuleOutcome:
     """What a finished (or stopped) evaluation found."""

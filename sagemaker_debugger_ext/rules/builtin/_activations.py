@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..._exceptions import RuleParameterError
-from .._params import Kind, Param, percent
+from ..._rule_params import Kind, Param, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 

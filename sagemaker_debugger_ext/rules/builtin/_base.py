@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._modes import ModeKeys
+from ..._rule_params import Param, parse_parameters
 from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
-from .._params import Param, parse_parameters
+from ...modes import ModeKeys
 from .._result import Finding, RuleResult
 from .._rule import Rule
 

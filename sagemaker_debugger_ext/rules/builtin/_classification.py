@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._modes import ModeKeys
-from .._params import Kind, Param, fraction, positive
+from ..._rule_params import Kind, Param, fraction, positive
+from ...modes import ModeKeys
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 from ._series import ends_pass, pass_steps

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._modes import ModeKeys
-from .._params import Kind, Param, non_negative, positive
+from ..._rule_params import Kind, Param, non_negative, positive
+from ...modes import ModeKeys
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 from ._series import ends_pass, eval_passes, lower_is_better, mean, metric_kind, pass_steps

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..._modes import ModeKeys
 from ...exceptions import NoMoreData, StepUnavailable
+from ...modes import ModeKeys
 
 __all__ = ["ends_pass", "lower_is_better", "mean", "metric_kind", "pass_steps"]
 

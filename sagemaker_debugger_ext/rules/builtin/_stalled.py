@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..._rule_params import Kind, Param, positive
 from .._actions import Actions, ActionSpec
-from .._params import Kind, Param, positive
 from .._result import RuleResult
 from ._base import BuiltinRule
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sagemaker_debugger_ext._modes import ModeKeys
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file
+from sagemaker_debugger_ext.modes import ModeKeys
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=3)

@@ -19,8 +19,18 @@ from sagemaker.estimator import _TrainingJob
 from sagemaker.utils import name_from_base
 from sagemaker.workflow.pipeline_context import runnable_by_pipeline
 
-from . import request as _request
-from ._estimator_support import (
+from .. import request as _request
+from .._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
+from .._sdk_notices import no_v2_class_notice
+from ..config._addresses import check_output_address
+from ..config._convert import to_framework_profile, to_rule
+from ..config._framework_profile import FixedProfilingParameters
+from ..config._hook import DebuggerHookConfig
+from ..config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
+from ..config._profiler import ProfilerConfig
+from ..config._rules import ProfilerRule, Rule
+from ..local._sdk_hooks import apply_local_output_default
+from ._support import (
     bind_arguments,
     capture_create_request,
     check_instances,
@@ -30,16 +40,6 @@ from ._estimator_support import (
     make_local_session,
     rule_source_resolver,
 )
-from ._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
-from ._sdk_notices import no_v2_class_notice
-from .config._addresses import check_output_address
-from .config._convert import to_framework_profile, to_rule
-from .config._framework_profile import FixedProfilingParameters
-from .config._hook import DebuggerHookConfig
-from .config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
-from .config._profiler import ProfilerConfig
-from .config._rules import ProfilerRule, Rule
-from .local._sdk_hooks import apply_local_output_default
 
 __all__ = ["Estimator"]
 

@@ -20,11 +20,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from .._modes import ModeKeys
-from ..hooks._collections import TF_BUILTIN_REGEXES, CollectionKeys
-from ..hooks._hook import BaseHook
-from ..hooks._reduction_config import ReductionConfig
-from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ...modes import ModeKeys
+from .._collections import TF_BUILTIN_REGEXES, CollectionKeys
+from .._hook import BaseHook
+from .._reduction_config import ReductionConfig
+from .._save_config import SaveConfig, SaveConfigMode
 from . import _singleton
 from ._context import context_from_environ
 from ._graph import call_at_runtime, in_graph

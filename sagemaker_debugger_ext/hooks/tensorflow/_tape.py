@@ -12,9 +12,9 @@ from typing import Any, Self
 
 import tensorflow as tf
 
-from .._exceptions import HookError, field_error_message
-from .._modes import ModeKeys
-from ..hooks._collections import CollectionKeys
+from ..._exceptions import HookError, field_error_message
+from ...modes import ModeKeys
+from .._collections import CollectionKeys
 from ._graph import call_at_runtime, in_graph
 from ._naming import gradient_name, tape_weight_name
 

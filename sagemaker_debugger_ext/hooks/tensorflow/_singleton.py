@@ -8,28 +8,28 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._container_env import USE_SMDEBUG_ENV
-from ..hooks._reduction_config import parse_bool
+from ..._container_env import USE_SMDEBUG_ENV
+from .._current import HookSlot
+from .._reduction_config import parse_bool
 
 __all__ = ["del_hook", "forget", "get_hook", "set_hook"]
 
-_HOOK: list[Any] = []
+_SLOT = HookSlot()
 
 
 def set_hook(hook: Any) -> None:
     """Make ``hook`` the process's current hook."""
-    _HOOK[:] = [hook]
+    _SLOT.set(hook)
 
 
 def del_hook() -> None:
     """Forget the current hook (it is not closed)."""
-    _HOOK.clear()
+    _SLOT.clear()
 
 
 def forget(hook: Any) -> None:
     """Forget ``hook`` if it is the current one (a closed hook is not returned by get_hook)."""
-    if _HOOK and _HOOK[0] is hook:
-        _HOOK.clear()
+    _SLOT.forget(hook)
 
 
 def get_hook(hook_type: str | None = None, json_config_path: str | None = None,
@@ -37,8 +37,9 @@ def get_hook(hook_type: str | None = None, json_config_path: str | None = None,
     """The current hook; with ``create_if_not_exists`` and none yet, a ``KerasHook`` from the JSON
     config (``hook_type`` ``"keras"`` or None; ``"session"``/``"estimator"`` raise as those hooks do).
     A missing config or ``USE_SMDEBUG=false`` gives None, as in smdebug."""
-    if _HOOK or not create_if_not_exists:
-        return _HOOK[0] if _HOOK else None
+    current = _SLOT.get()
+    if current is not None or not create_if_not_exists:
+        return current
     if hook_type in ("session", "estimator"):
         from ._legacy import EstimatorHook, SessionHook
 

@@ -18,7 +18,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ..hooks._collections import CollectionKeys
+from .._collections import CollectionKeys
 from ._graph import call_at_runtime, in_graph
 from ._naming import gradient_name, layer_tensor_name, model_io_names
 

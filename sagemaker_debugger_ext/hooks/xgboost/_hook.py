@@ -16,12 +16,12 @@ import numpy as np
 import xgboost as xgb
 from xgboost.callback import TrainingCallback
 
-from .._exceptions import HookConfigError, field_error_message
-from .._modes import ModeKeys
-from ..core.singleton_utils import set_hook
-from ..hooks._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
-from ..hooks._hook import BaseHook
-from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..._exceptions import HookConfigError, field_error_message
+from ...core.singleton_utils import set_hook
+from ...modes import ModeKeys
+from .._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
+from .._hook import BaseHook
+from .._save_config import SaveConfig, SaveConfigMode
 from ._shap import ShapValues
 from ._trees import round_trees
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from .._exceptions import HookError
+from ..._exceptions import HookError
 
 __all__ = ["EstimatorHook", "SessionHook"]
 

@@ -8,18 +8,18 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from ._exceptions import ConfigTypeError, LocalModeError, field_error_message
-from .config._collection import CollectionConfig
-from .config._convert import (
+from .._exceptions import ConfigTypeError, LocalModeError, field_error_message
+from ..config._collection import CollectionConfig
+from ..config._convert import (
     to_hook_config,
     to_profiler_config,
     to_rule,
     to_tensorboard_config,
 )
-from .config._framework_profile import FixedProfilingParameters
-from .config._hook import DebuggerHookConfig, TensorBoardOutputConfig
-from .config._profiler import ProfilerConfig
-from .config._rules import RuleBase
+from ..config._framework_profile import FixedProfilingParameters
+from ..config._hook import DebuggerHookConfig, TensorBoardOutputConfig
+from ..config._profiler import ProfilerConfig
+from ..config._rules import RuleBase
 
 __all__ = [
     "bind_arguments",
@@ -54,8 +54,8 @@ def _convert_rules(value: Any) -> list[RuleBase] | None:
         return None
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
         raise ConfigTypeError(field_error_message("rules", "a list of Rule/ProfilerRule", value), field="rules", value=value)
-    from ._exceptions import ConfigValueError
-    from .config._rules import Rule
+    from .._exceptions import ConfigValueError
+    from ..config._rules import Rule
 
     rules = [to_rule(rule, field=f"rules[{i}]") for i, rule in enumerate(value)]
     seen: dict[str, int] = {}
@@ -106,7 +106,7 @@ def convert_debugger_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def check_instances(arguments: dict[str, Any]) -> None:
     """``instance_count`` >= 1; ``instance_type`` local/local_gpu with our LocalSession."""
-    from ._exceptions import ConfigValueError
+    from .._exceptions import ConfigValueError
 
     count = arguments.get("instance_count")
     if isinstance(count, (int, float, str)) and (isinstance(count, (bool, float, str)) or count < 1):
@@ -125,7 +125,7 @@ def is_local_instance(instance_type: Any) -> bool:
 def make_local_session() -> Any:
     """Build ``sagemaker_debugger_ext.local.LocalSession()`` (imported lazily)."""
     try:
-        from .local import LocalSession  # type: ignore[attr-defined]
+        from ..local import LocalSession  # type: ignore[attr-defined]
     except ImportError as exc:
         msg = (
             "instance_type 'local'/'local_gpu' needs sagemaker_debugger_ext.local.LocalSession, which could not be "
@@ -137,7 +137,7 @@ def make_local_session() -> Any:
 
 def is_our_local_session(session: Any) -> bool:
     """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
-    from .local._sdk_hooks import is_our_local_session as check
+    from ..local._sdk_hooks import is_our_local_session as check
 
     return check(session)
 

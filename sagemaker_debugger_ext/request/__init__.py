@@ -11,20 +11,20 @@
 
 from __future__ import annotations
 
-from ._request._debugger import (
+from ._debugger import (
     DebuggerRequest,
     build_debugger_request,
     checkpointing_disables_hook,
     merge_collections,
 )
-from ._request._paths import (
+from ._paths import (
     artifacts_path,
     debugger_artifacts_path,
     profiler_artifacts_path,
     rule_output_path,
     tensorboard_artifacts_path,
 )
-from ._request._service_model import (
+from ._service_model import (
     create_training_job_shape,
     validate_create_training_job,
     validate_request,

@@ -17,47 +17,42 @@ from __future__ import annotations
 
 import os
 import time
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import torch
 
-from .._exceptions import HookError, field_error_message
-from .._modes import ModeKeys
-from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
-from ..hooks._hook import BaseHook
-from ..hooks._reduction_config import ReductionConfig
-from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..._exceptions import HookError, field_error_message
+from ...modes import ModeKeys
+from .._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
+from .._current import HookSlot
+from .._hook import BaseHook
+from .._reduction_config import ReductionConfig
+from .._save_config import SaveConfig, SaveConfigMode
 from ._distributed import ShardedParams, on_first_step
 from ._naming import activation_collections, module_names, parameter_names
 
 __all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
 
 GRADIENT_PREFIX = "gradient/"
-_CURRENT: list[weakref.ReferenceType[Hook]] = []  # smdebug's get_hook() singleton (compat)
-_PINNED: list[Hook] = []  # a hook given to set_hook() stays alive, as in smdebug
+_CURRENT = HookSlot()  # smdebug's get_hook() singleton (compat): set_hook() pins, the newest hook is weak
 
 
 def current_hook() -> Hook | None:
     """The hook given to :func:`set_hook` last, else the most recently created PyTorch hook
     that is still alive."""
-    if _PINNED:
-        return _PINNED[-1]
-    hook = _CURRENT[-1]() if _CURRENT else None
+    hook: Hook | None = _CURRENT.get()
     return hook
 
 
 def set_hook(hook: Hook | None) -> None:
     """Make ``hook`` the one ``get_hook()`` returns (smdebug's ``set_hook``)."""
-    _PINNED[:] = [] if hook is None else [hook]
-    _CURRENT[:] = [] if hook is None else [weakref.ref(hook)]
+    _CURRENT.set(hook)
 
 
 def del_hook() -> None:
     """Forget the process-wide hook: ``get_hook()`` returns None (or creates a new one)."""
-    _PINNED.clear()
     _CURRENT.clear()
 
 
@@ -138,8 +133,7 @@ class Hook(BaseHook):
         # overridden writers may rename: on saved steps every module's callback then runs
         self._own_write = cls._write_inputs is not Hook._write_inputs or cls._write_outputs is not Hook._write_outputs
         self.module_maps: dict[torch.nn.Module, str] = {}  # older smdebug releases' module -> name map
-        _PINNED.clear()  # the newest hook is the process's hook (held weakly unless set_hook'ed)
-        _CURRENT[:] = [weakref.ref(self)]
+        _CURRENT.track(self)  # the newest hook is the process's hook (held weakly unless set_hook'ed)
 
     # --- registration --------------------------------------------------------------------
     def register_module(self, module: torch.nn.Module) -> None:

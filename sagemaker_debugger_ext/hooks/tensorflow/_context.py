@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from .._exceptions import HookConfigError, field_error_message
-from ..hooks._context import TrainingContext
+from ..._exceptions import HookConfigError, field_error_message
+from .._context import TrainingContext
 
 __all__ = ["TF_CONFIG_ENV", "context_from_environ"]
 

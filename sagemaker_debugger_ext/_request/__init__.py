@@ -1,1 +1,0 @@
-"""Private implementation of :mod:`sagemaker_debugger_ext.request`."""
