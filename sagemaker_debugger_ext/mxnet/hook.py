@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .._mxnet._hook import Hook
+from ..hooks.mxnet._hook import Hook
 
 __all__ = ["Hook"]

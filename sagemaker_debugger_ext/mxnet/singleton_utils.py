@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .._mxnet._hook import Hook
 from ..core import singleton_utils as _core
 from ..core.singleton_utils import del_hook, set_hook
+from ..hooks.mxnet._hook import Hook
 
 __all__ = ["del_hook", "get_hook", "set_hook"]
 

@@ -13,7 +13,7 @@ import torch.nn as nn
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
 import sagemaker_debugger_ext.pytorch as smd
-from sagemaker_debugger_ext._pytorch._distributed import clean_name
+from sagemaker_debugger_ext.hooks.pytorch._distributed import clean_name
 from sagemaker_debugger_ext.trials import create_trial
 
 
@@ -134,8 +134,8 @@ ALL_OPS = [(op, False) for op in ("min", "max", "mean", "std", "variance", "sum"
 def test_shard_reductions_equal_whole_tensor_reductions(one_rank_group: None, tensor: torch.Tensor) -> None:
     """One shard: the combined statistics give what compute_reduction gives on the whole tensor
     (NaN where an empty tensor has no value; bf16 reduced in float32)."""
-    from sagemaker_debugger_ext._pytorch._shard_reductions import reduce_shards
     from sagemaker_debugger_ext._reductions import compute_reduction
+    from sagemaker_debugger_ext.hooks.pytorch._shard_reductions import reduce_shards
 
     [got] = reduce_shards([tensor], [ALL_OPS])
     whole = tensor.float().numpy() if tensor.dtype == torch.bfloat16 else tensor.numpy()
@@ -147,7 +147,6 @@ def test_shard_reductions_equal_whole_tensor_reductions(one_rank_group: None, te
 
 def test_shard_reductions_reject_unknown_ops(one_rank_group: None) -> None:
     """An op without a shard formula is refused, named."""
-    from sagemaker_debugger_ext._pytorch._shard_reductions import reduce_shards
-
+    from sagemaker_debugger_ext.hooks.pytorch._shard_reductions import reduce_shards
     with pytest.raises(ValueError, match="'median'"):
         reduce_shards([torch.ones(2)], [[("median", False)]])

@@ -39,10 +39,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import torch
 
-from .._modes import ModeKeys
+from ...modes import ModeKeys
 
 if TYPE_CHECKING:
-    from ..hooks._collections import Collection
+    from .._collections import Collection
     from ._hook import Hook
 
 __all__ = ["ShardedParams", "adopt_process_group", "clean_name", "on_first_step", "unwrapped_class_name"]
@@ -278,7 +278,7 @@ def _save_shard_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter
 
 def _write_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]],
                       results: list[dict[tuple[str, bool], Any]]) -> None:  # fmt: skip
-    from ..hooks._reduction_config import reduction_tensor_name
+    from .._reduction_config import reduction_tensor_name
 
     out = hook._output_for_step()
     for (name, param, colls), values in zip(items, results, strict=True):

@@ -20,13 +20,13 @@ from typing import Any, ClassVar
 import mxnet as mx
 import numpy as np
 
-from .._exceptions import HookError, field_error_message
-from .._modes import ModeKeys
-from ..core import singleton_utils
-from ..hooks._collections import PYTORCH_BUILTIN_REGEXES, CollectionKeys
-from ..hooks._hook import BaseHook
-from ..hooks._reduction_config import ReductionConfig
-from ..hooks._save_config import SaveConfig, SaveConfigMode
+from ..._exceptions import HookError, field_error_message
+from ...core import singleton_utils
+from ...modes import ModeKeys
+from .._collections import PYTORCH_BUILTIN_REGEXES, CollectionKeys
+from .._hook import BaseHook
+from .._reduction_config import ReductionConfig
+from .._save_config import SaveConfig, SaveConfigMode
 
 __all__ = ["MXNET_BUILTIN_REGEXES", "Hook"]
 
