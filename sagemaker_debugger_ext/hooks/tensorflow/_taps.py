@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from .._collections import CollectionKeys
+from ._activations import activation_collections, activation_of
 from ._graph import call_at_runtime, in_graph
 from ._naming import gradient_name, layer_tensor_name, model_io_names
 
@@ -56,9 +57,18 @@ class TapsMixin:
     _flag_value: bool
     _tap_lock: threading.Lock
     _tapped: set[str]
+    _assign: Callable[[str, str], None]  # BaseHook's
 
-    def _tap_save(self, name: str, array: Any, collection: str) -> None:  # pragma: no cover - abstract
+    def _tap_save(self, name: str, array: Any, collection: str | None) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _record_activation(self, names: Sequence[str], collections: Sequence[str]) -> bool:
+        """List ``names`` in those of ``collections`` that are saved; whether any is."""
+        saved = {c.name for c in getattr(self, "_to_save", ())} & set(collections)
+        for cname in sorted(saved):
+            for name in names:
+                self._assign(name, cname)
+        return bool(saved)
 
     # --- the runtime switch -----------------------------------------------------------------
     def _taps_flag(self) -> tf.Variable:
@@ -72,7 +82,7 @@ class TapsMixin:
             self._flag.assign(on)
             self._flag_value = on
 
-    def _tap(self, names: Sequence[str], collection: str, tensors: Sequence[Any]) -> Any:
+    def _tap(self, names: Sequence[str], collection: str | None, tensors: Sequence[Any]) -> Any:
         """Save ``tensors`` as ``names`` now (eager) or when the graph runs; returns a token."""
         if _jax_traced(tensors):  # the values arrive through a host callback when the step runs
             import jax
@@ -147,18 +157,41 @@ class TapsMixin:
             return
         original = layer.call
         lname = layer.name
+        function, fused = activation_of(layer)
+        if fused:
+            self._wrap_activation(layer, function)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             outputs = original(*args, **kwargs)
             ins, ins_nested = _flat_tensors(args[0] if args else next(iter(kwargs.values()), None))
             outs, outs_nested = _flat_tensors(outputs)
             names = [layer_tensor_name(lname, "input", i if ins_nested or len(ins) > 1 else None) for i in range(len(ins))]
-            names += [layer_tensor_name(lname, "output", i if outs_nested else None) for i in range(len(outs))]
-            token = self._tap(names, CollectionKeys.LAYERS, [*ins, *outs])
+            out_names = [layer_tensor_name(lname, "output", i if outs_nested else None) for i in range(len(outs))]
+            if function is not None:  # activation layers by class, as the PyTorch hook does
+                if not fused:
+                    self._record_activation(names, activation_collections(function, "input"))
+                self._record_activation(out_names, activation_collections(function, "output"))
+            token = self._tap([*names, *out_names], CollectionKeys.LAYERS, [*ins, *outs])
             return self._after(token, outputs)
 
         setattr(call, _WRAPPED, original)
         layer.call = call
+
+    def _wrap_activation(self, layer: Any, function: str | None) -> None:
+        """Tap the input of ``layer``'s fused activation as ``<layer>/activation_inputs``
+        (only when one of its activation collections is saved)."""
+        name = layer_tensor_name(layer.name, "activation_input", None)
+        if not self._record_activation([name], activation_collections(function, "input")):
+            return
+        original = layer.activation
+
+        def activation(x: Any, *args: Any, **kwargs: Any) -> Any:
+            token = self._tap([name], None, [x])
+            return original(self._after(token, x), *args, **kwargs)
+
+        setattr(activation, _WRAPPED, original)
+        activation.__name__ = getattr(original, "__name__", "activation")
+        layer.activation = activation
 
     def _wrap_model_io(self, model: Any) -> None:
         if getattr(model.compute_metrics, _WRAPPED, None) is not None:
