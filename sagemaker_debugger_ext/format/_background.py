@@ -46,6 +46,7 @@ class BackgroundWriter(ClosesOnExit):
             raise ConfigValueError(msg, field="max_pending", value=max_pending)
         self._jobs: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()  # backpressure tokens (C-level)
+        self._max_pending = max_pending
         for _ in range(max_pending):
             self._slots.put(None)
         self._thread: threading.Thread | None = None
@@ -122,6 +123,14 @@ class BackgroundWriter(ClosesOnExit):
             exc = self._error
             msg = f"a background write failed: {exc}"
             raise StorageError(msg, uri=getattr(exc, "filename", None)) from exc
+
+    def wait_idle(self) -> None:
+        """Return once no submitted write is pending (at once when none is); raise the first
+        failure. Cheaper than :meth:`flush` when the writer is already idle."""
+        if self._slots.qsize() < self._max_pending:
+            self.flush()
+        else:
+            self._raise_pending()
 
     def flush(self) -> None:
         """Wait until every submitted write is visible; raise the first failure."""

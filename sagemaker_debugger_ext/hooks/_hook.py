@@ -129,10 +129,10 @@ class BaseHook(NeverCrashGuard):
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
         self._atexit: Any = None
-        # A finished step's files are written by one thread while the next step trains. At
-        # most one step is ever handed over and unwritten: the hand-over of step N waits for
-        # step N-1's files (written long before, in practice), so a killed process loses at
-        # most the step in training and the one just left (atomic files: never half of one).
+        # A finished step's files are written by one thread while the next step trains, until
+        # that step saves its first tensor: it waits for them then (long written, in practice,
+        # unless every step saves), so a killed process loses at most one step, the one in
+        # flight (atomic files: never half of one).
         self._background = BackgroundWriter(max_pending=1) if background_writes else None
 
     # --- construction from SageMaker's JSON --------------------------------------------
@@ -238,6 +238,10 @@ class BaseHook(NeverCrashGuard):
 
     def _output_for_step(self) -> StepOutput:
         if self._output is None:
+            # The previous step's files are on disk before this step holds anything: a killed
+            # process loses at most the step in flight (the one being written, or this one).
+            if self._background is not None:
+                self._background.wait_idle()
             if self._claim is None:
                 self._claim = claim_worker(self.out_dir, self.worker)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
