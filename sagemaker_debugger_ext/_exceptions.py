@@ -62,6 +62,7 @@ __all__ = [
     "RuleError",
     "RuleNotFoundError",
     "RuleParameterError",
+    "RuleCoverageWarning",
     "StorageError",
     "StorageNotFoundError",
     "StorageUnreachableError",
@@ -271,3 +272,9 @@ class RuleNotFoundError(RuleError, LookupError):
 # --- profiler ---------------------------------------------------------------------------
 class ProfilerError(DebuggerExtError):
     """The profiler (monitor, readers, rules or report) failed."""
+
+
+class RuleCoverageWarning(UserWarning):
+    """Before a local job starts: a Debugger rule will likely see too little (a collection
+    saved too rarely for the job's length, a rule needing EVAL data the script may not give).
+    The message names the rule, the collection and the fix."""

@@ -18,12 +18,13 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._exceptions import ConfigValueError, LocalJobInputError, field_error_message
+from .._exceptions import ConfigValueError, LocalJobInputError, RuleCoverageWarning, field_error_message
 from ..config._addresses import resolve_output_address
 from ..request._paths import artifacts_path
 from . import _xgb_algorithm as xgboost_algorithm
 from ._before_training import output_addresses, request_problems, request_warnings
 from ._job_store import validate_rule_name
+from ._rule_coverage import rule_coverage_warnings
 
 __all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
 
@@ -232,7 +233,6 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     """
     import warnings
 
-
     for text in request_warnings(request):
         warnings.warn(text, UserWarning, stacklevel=4)
     problems = request_problems(request, base_dir=base)
@@ -242,6 +242,18 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
         error = LocalJobInputError(f"local training job {name!r} was not started: {len(problems)} problem(s):\n{lines}")
         error.problems = problems  # type: ignore[attr-defined]
         raise error
+    for text in rule_coverage_warnings(request, _entry_script(request, base)):
+        warnings.warn(text, RuleCoverageWarning, stacklevel=4)
+
+
+def _entry_script(request: Mapping[str, Any], base: str | Path) -> Path | None:
+    """The entry point's local file, when the code is local (for the rule coverage check)."""
+    hps = request.get("HyperParameters") or {}
+    program, submit_dir = _hp_str(hps, PROGRAM_HP), _hp_str(hps, SUBMIT_DIR_HP)
+    if not program or not submit_dir:
+        return None
+    code = local_path_of(_absolute_uri(submit_dir, Path(base)), Path(base))
+    return code / program if code is not None else None
 
 
 def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> dict[str, Any]:

@@ -58,7 +58,14 @@ def test_rules_that_saw_nothing_are_not_evaluated_everywhere(
         rules=[Rule.sagemaker(rule_configs.loss_not_decreasing()), Rule.sagemaker(rule_configs.overfit()),
                Rule.sagemaker(rule_configs.vanishing_gradient())],
     )  # fmt: skip
-    est.fit(job_name="verdicts-320", logs="All")
+    from sagemaker_debugger_ext.exceptions import RuleCoverageWarning
+
+    with pytest.warns(RuleCoverageWarning) as warned:
+        est.fit(job_name="verdicts-320", logs="All")
+    texts = [str(w.message) for w in warned if w.category is RuleCoverageWarning]
+    assert any(t.startswith("Rule LossNotDecreasing: collection 'losses' saves every 500 steps") for t in texts), texts
+    assert any(t.startswith("Rule Overfit compares TRAIN and EVAL losses") for t in texts), texts
+    assert all('CollectionConfig("losses"' in t or "gradients" in t for t in texts), texts
     printed = capsys.readouterr().out
     statuses = {s["RuleConfigurationName"]: s for s in est.latest_training_job.rule_job_summary()}
     for rule in RULES:
