@@ -54,7 +54,8 @@ QUICKSTART = [
         "        ),\n"
         "    ],\n"
         ")\n"
-        "estimator.fit(wait=True, logs=False)"
+        "# logs=\"Rules\": the rules' logs and a [progress] line at every status change (logs=False: silent)\n"
+        "estimator.fit(wait=True, logs=\"Rules\")"
     ),
     new_markdown_cell("## The rule summary\n\n`fit()` returns once training and the rules have finished. `rule_summary` formats what `DescribeTrainingJob` returns, exactly as on SageMaker; the SDK call `estimator.latest_training_job.rule_job_summary()` gives the same statuses as a list of dicts."),
     new_code_cell("job = estimator.latest_training_job\nsummary = rule_summary(job.describe())\nprint(summary)"),

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ._client import TERMINAL_STATUSES, LocalTrainingClient
 from ._job_store import JobPaths
+from ._progress import ProgressLines
 
 __all__ = ["LogFollower", "follow_job"]
 
@@ -84,9 +85,12 @@ def follow_job(
     follower = LogFollower(
         client.store.paths(name), hosts=hosts, include_rules=log_type in ("All", "Rules"), out=stream
     )
+    progress = ProgressLines(name, client.store.paths(name).debug_dir, stream) if log_type != "None" else None
     try:
         while client._state(name).get("TrainingJobStatus") not in TERMINAL_STATUSES:
             follower.pump()
+            if progress is not None:
+                progress.tick(lambda: client.describe_training_job(name))
             time.sleep(poll_s)
         follower.pump(final=True)
         client.wait_supervisor_exit(name)

@@ -106,3 +106,5 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
     text = "\n".join(_text(o) for o in outputs)
     assert "Rule summary" in text, f"{path.name} shows no rule summary"
     assert "IssuesFound" in text or "NoIssuesFound" in text, f"{path.name} shows no rule status"
+    if path.name == "01-quickstart.ipynb":  # fit(logs="Rules"): progress while the job runs
+        assert "[progress] " in text and "Training seconds:" in text, f"{path.name} shows no progress"
