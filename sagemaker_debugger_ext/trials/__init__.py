@@ -74,6 +74,8 @@ def create_trial(
         wait_timeout_s=wait_timeout_s,
         incomplete_step_window=incomplete_step_window,
     )
+    if isinstance(path, (str, os.PathLike)) and "://" not in os.fspath(path):
+        trial._given_path = os.fspath(path)  # smdebug's last_index_token joins the path as given
     trial._load()
     return trial
 

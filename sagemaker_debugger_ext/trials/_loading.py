@@ -74,6 +74,7 @@ class TrialLoader:
         self._step_tensors: dict[int, set[str]] = {}
         self._mode_tensors: dict[int, set[str]] = {}
         self._seen_index: set[str] = set()
+        self.last_index_key: str | None = None  # the newest index file loaded (smdebug's last_index_token)
         self._step_sources: dict[int, str] = {}  # global step -> the index file that defined it
 
     def training_has_ended(self) -> bool:
@@ -161,6 +162,7 @@ class TrialLoader:
                 self._add_index(parse_index(data, key, step, worker), key)
                 self._seen_index.add(key)
             self._update_last_complete(s for _, s, _ in new)
+            self.last_index_key = max([k for k, _, _ in new] + ([self.last_index_key] if self.last_index_key else []))
         if ended:
             self.loaded_all_steps = True
             if self._global_to_mode:

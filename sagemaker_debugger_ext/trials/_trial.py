@@ -117,6 +117,23 @@ class Trial:
         """The longest any wait lasts."""
         return self._loader.wait_timeout_s
 
+    _given_path: str | None = None
+
+    @property
+    def last_index_token(self) -> str | None:
+        """The newest index file loaded, as smdebug names it: joined to the path the trial was
+        opened with (local), or the object key below the bucket (S3); None before any step."""
+        key = self._loader.last_index_key
+        if key is None:
+            return None
+        if self._given_path is not None:
+            return os.path.join(self._given_path, key)
+        uri = self.path.rstrip("/")
+        if uri.startswith("s3://"):
+            prefix = uri[len("s3://"):].partition("/")[2]
+            return f"{prefix}/{key}" if prefix else key
+        return f"{uri}/{key}"
+
     @property
     def loaded_all_steps(self) -> bool:
         """Whether training has ended and every step is loaded."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sagemaker_debugger_ext._exceptions import PathEscapeError, TruncatedRecordError
+from sagemaker_debugger_ext._exceptions import CorruptRecordError, PathEscapeError, TruncatedRecordError
 from sagemaker_debugger_ext.exceptions import IndexReaderException
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
 from sagemaker_debugger_ext.modes import ModeKeys
@@ -169,6 +169,30 @@ def test_index_entries_without_shape_are_accepted(trial_dir: Path) -> None:
     np.testing.assert_array_equal(trial.tensor("a").value(1), np.arange(4) + 100)
     np.testing.assert_array_equal(trial.tensor("a").value(0), np.arange(4))
     assert trial.tensor("a").shape(1) == (4,)
+
+
+def test_short_index_lengths_load_as_smdebug_and_fail_only_when_read(trial_dir: Path) -> None:
+    """smdebug's own test helpers index tensors with ``length: 1``; smdebug loads such a trial
+    (steps, modes, workers) and fails only on reading the value. So do we: the trial loads,
+    reading says the index disagrees with the record (was: the whole trial refused, length < 16)."""
+    _edit_index(trial_dir, INDEX, lambda d: d["tensor_payload"][0].__setitem__("length", 1))
+    trial = create_trial(trial_dir, **FAST)
+    assert trial.steps() == [0, 1]
+    np.testing.assert_array_equal(trial.tensor("a").value(0), np.arange(4))
+    with pytest.raises(CorruptRecordError, match="is 96 bytes but the index says 1"):
+        trial.tensor("a").value(1)
+
+
+def test_empty_event_file_name_means_the_index_own_file_and_last_index_token(
+    trial_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """smdebug's test helpers write ``event_file_name: ""``: read as the index's own event file.
+    ``last_index_token`` is the newest index file, joined to the path as given (smdebug's)."""
+    _edit_index(trial_dir, INDEX, lambda d: d["meta"].__setitem__("event_file_name", ""))
+    monkeypatch.chdir(trial_dir.parent)
+    trial = create_trial(trial_dir.name, **FAST)
+    np.testing.assert_array_equal(trial.tensor("a").value(1), np.arange(4) + 100)
+    assert trial.last_index_token == os.path.join(trial_dir.name, INDEX)
 
 
 def test_symlink_out_of_the_trial_folder_is_refused(trial_dir: Path, tmp_path_factory) -> None:
