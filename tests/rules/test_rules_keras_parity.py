@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from benchmarks.bench_rules_keras import COLLECTIONS as KERAS_COLLECTIONS
+from benchmarks.bench_rules_keras import JOBS, ONSET, SELECTION, SHORT_WINDOWS
 from sagemaker_debugger_ext.rules.builtin import BUILTIN_RULES
 from sagemaker_debugger_ext.trials import create_trial
 
@@ -27,7 +29,6 @@ pytest.importorskip("tensorflow", reason="the tensorflow extra is not installed"
 keras = pytest.importorskip("keras")
 
 CASES = Path(__file__).resolve().parents[2] / "benchmarks" / "rule_cases"
-ONSET = 10
 
 # collections each framework's hook saves for the rules (every step); PyTorch's activation
 # collections get nn.ReLU/nn.Tanh tensors by module class, Keras' get ReLU/Activation layers' by class
@@ -37,11 +38,7 @@ COLLECTIONS = {
         "relu_input": ".*relu_input", "tanh_input": ".*tanh_input", "labels": "^labels$", "predictions": "^predictions$",
         "input_image": ".*Net_input_0", "input_sequence": ".*embedding0_input_0",
     },
-    "keras": {
-        "weights": None, "gradients": None, "losses": None, "biases": None, "relu_output": ".*relu_output",
-        "relu_input": ".*relu_input", "tanh_input": ".*tanh_input", "outputs": None,
-        "input_image": "^inputs$", "input_sequence": ".*embedding0/inputs",
-    },
+    "keras": KERAS_COLLECTIONS,
 }  # fmt: skip
 # the tensor selection each framework's names need (the rest at the rules' defaults)
 PARAMS: dict[str, dict[str, dict[str, str]]] = {
@@ -49,38 +46,9 @@ PARAMS: dict[str, dict[str, dict[str, str]]] = {
         "AllZero": {"collection_names": "relu_output"},
         "CheckInputImages": {"regex": ".*Net_input_0"},
     },
-    "keras": {
-        "AllZero": {"collection_names": "relu_output"},
-        "CheckInputImages": {"regex": "^inputs$", "channel": "3"},  # channels-last
-        "NLPSequenceRatio": {"tensor_regex": ".*embedding0/inputs"},
-    },
+    "keras": SELECTION,
 }
-SHARED = {  # short runs: windows sized to them, for both frameworks
-    "LossNotDecreasing": {"num_steps": "5"},
-    "Overtraining": {"patience_train": "5", "delta": "0"},
-    "Overfit": {"patience": "2", "ratio_threshold": "0.5"},  # the recommended preset, as the benchmark
-}
-MLP_RULES = (
-    "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "AllZero", "DeadRelu", "LossNotDecreasing",
-    "Overtraining", "PoorWeightInitialization", "SaturatedActivation",
-)  # fmt: skip
-# (scenario, fault, hyperparameters, onset or None, rules)
-JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
-    ("mlp", "none", {"steps": "34"}, None, MLP_RULES),
-    ("mlp", "dead", {"steps": "14"}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
-    ("mlp", "nan", {"steps": "14"}, ONSET, ("ExplodingTensor",)),
-    ("mlp", "freeze", {"steps": "34"}, ONSET, ("WeightUpdateRatio", "LossNotDecreasing", "Overtraining")),
-    ("mlp", "scale", {"steps": "14"}, ONSET, ("SaturatedActivation",)),
-    ("mlp", "badinit", {"steps": "6", "onset": "0"}, 0, ("PoorWeightInitialization",)),
-    ("cls", "none", {"steps": "6"}, None, ("ClassImbalance",)),
-    ("cls", "imbalance", {"steps": "12", "onset": "0"}, 0, ("ClassImbalance",)),
-    ("image", "none", {"steps": "4"}, None, ("CheckInputImages",)),
-    ("image", "unnormalized", {"steps": "4", "onset": "0"}, 0, ("CheckInputImages",)),
-    ("nlp", "none", {"steps": "14"}, None, ("NLPSequenceRatio",)),
-    ("nlp", "padding", {"steps": "14"}, ONSET, ("NLPSequenceRatio",)),
-    ("overfit", "none", {"steps": "30"}, None, ("Overfit",)),
-    ("overfit", "memorize", {"steps": "30"}, ONSET, ("Overfit",)),
-]
+SHARED = {**SHORT_WINDOWS, "Overfit": {"patience": "2", "ratio_threshold": "0.5"}}  # Overfit: the recommended preset
 # PyTorch saves weights in the forward pass (before the update), Keras at the batch's end
 # (after it): the update of step s shows at step s+1 in PyTorch, at step s in Keras
 # Overfit judges each evaluation pass: the two frameworks' different random initialisations
