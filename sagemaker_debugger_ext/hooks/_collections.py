@@ -323,6 +323,10 @@ class CollectionManager:
             coll = self._collections[name] = Collection(name)
         return coll
 
+    def find(self, name: str) -> Collection | None:
+        """The collection ``name``, or None (nothing is created)."""
+        return self._collections.get(name)
+
     def add(self, collection: Collection) -> None:
         """Add or replace a collection."""
         if not isinstance(collection, Collection):

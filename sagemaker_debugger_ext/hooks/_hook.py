@@ -202,6 +202,8 @@ class BaseHook(NeverCrashGuard):
         Raises:
             HookConfigError: ``mode`` is not a :class:`ModeKeys` member.
         """
+        if mode is self.mode:  # every step of a framework loop sets it again: keep that cheap
+            return
         if mode not in ModeKeys.__members__.values():
             msg = field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode)
             raise HookConfigError(msg, field="mode", value=mode)
@@ -306,6 +308,9 @@ class BaseHook(NeverCrashGuard):
 
     def _assign(self, tensor_name: str, collection_name: str) -> None:
         """Make ``tensor_name`` an explicit member of ``collection_name``."""
+        known = self.collection_manager.find(collection_name) if self._prepared else None
+        if known is not None and tensor_name in known.tensor_names:  # per-step calls: the usual answer
+            return
         coll = self.get_collection(collection_name)
         if tensor_name not in coll.tensor_names:
             coll.add_tensor_name(tensor_name)

@@ -30,6 +30,7 @@ from ._context import context_from_environ
 from ._graph import call_at_runtime, in_graph
 from ._naming import model_io_names, optimizer_variable_name, weight_name
 from ._tape import TapeMixin
+from ._variables import VariableReader
 from ._taps import TapsMixin
 
 __all__ = ["KerasHook"]
@@ -84,6 +85,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         self._jax = keras.backend.backend() == "jax"
         self._weights: list[tuple[str, Any]] | None = None
         self._opt_vars: list[tuple[str, Any]] | None = None
+        self._variable_reader = VariableReader()
         self._init_tape()
         _singleton.set_hook(self)
 
@@ -146,14 +148,17 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
                 self._install(self.model)
 
     def _on_batch_begin(self, mode: ModeKeys) -> None:
-        if self._disabled or self._closed:
-            return
-        with self._guard():
-            self.set_mode(mode)
-            self._start_step()
+        if not (self._disabled or self._closed):
+            self._guarded(self._begin_batch, mode)  # every step: no context manager unless never_crash
+
+    def _begin_batch(self, mode: ModeKeys) -> None:
+        self.set_mode(mode)
+        self._start_step()
+        if self._tapped:
             self._tapped.clear()
+        if self._logged:
             self._logged.clear()
-            self._set_taps(bool(self._due))
+        self._set_taps(bool(self._due))
 
     def _on_batch_end(self, batch: int, logs: Mapping[str, Any] | None) -> None:
         if self._disabled or self._closed or not self._due:
@@ -168,11 +173,21 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             self._save_logs(logs)
             model = self.model
             if model is not None:
-                for name, var in self._model_weights(model):
-                    self._save_for_tensor(name, var)
+                variables = self._model_weights(model)
                 if self._step_mode == ModeKeys.TRAIN:
-                    for name, var in self._optimizer_variables(model):
-                        self._save_for_tensor(name, var)
+                    variables = variables + self._optimizer_variables(model)
+                self._save_variables(variables)
+
+    def _save_variables(self, variables: list[tuple[str, Any]]) -> None:
+        """Save the due ones of ``variables``, read together (one TensorFlow call, not two
+        eager ops per variable)."""
+        due = self._due
+        todo = [(name, var, colls) for name, var in variables if (colls := [c for c in self._collections_of(name) if c in due])]
+        if not todo:
+            return
+        values = self._variable_reader.read([var for _, var, _ in todo])
+        for (name, _, colls), value in zip(todo, values, strict=True):
+            self._write_for(name, value, colls)
 
     def _finish_mode(self) -> None:
         if self._disabled or self._closed:

@@ -55,6 +55,7 @@ class TapsMixin:
     _due: Any
     _flag: tf.Variable | None
     _flag_value: bool
+    _flag_states: tuple[tf.Tensor, tf.Tensor]
     _tap_lock: threading.Lock
     _tapped: set[str]
     _assign: Callable[[str, str], None]  # BaseHook's
@@ -75,11 +76,13 @@ class TapsMixin:
         if self._flag is None:
             with tf.init_scope():
                 self._flag = tf.Variable(False, trainable=False, name="sagemaker_debugger_ext_taps", dtype=tf.bool)
+                # made once: converting a Python bool at each switch costs more than the assignment
+                self._flag_states = (tf.constant(False), tf.constant(True))
         return self._flag
 
     def _set_taps(self, on: bool) -> None:
         if self._flag is not None and on != self._flag_value:
-            self._flag.assign(on)
+            self._flag.assign(self._flag_states[on], read_value=False)
             self._flag_value = on
 
     def _tap(self, names: Sequence[str], collection: str | None, tensors: Sequence[Any]) -> Any:
