@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SMDEBUG_VENV := .venv-smdebug
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench fuzz venv smdebug-venv mxnet-venv clean lint
+.PHONY: demo test bench fuzz venv smdebug-venv mxnet-venv clean lint notebooks
 
 $(STAMP): setup.py setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,12 @@ test: $(STAMP) smdebug-venv mxnet-venv
 FUZZ_CASES ?= 20000
 fuzz: $(STAMP)
 	FUZZ_CASES=$(FUZZ_CASES) FUZZ_REPORT=fuzz-report.json $(PY) -m pytest -n 0 -s tests/trials/test_trials_fuzz.py
+
+# Each notebook from its jupytext script (notebooks/NN-name.py), executed in a scratch folder and written
+# with its outputs (NOTEBOOKS="01-quickstart 03-trial-analysis" for some); tests/notebooks checks they match.
+NOTEBOOKS ?=
+notebooks: $(STAMP)
+	$(PY) notebooks/_make.py $(NOTEBOOKS)
 
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks
