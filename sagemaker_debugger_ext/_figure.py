@@ -179,11 +179,14 @@ def figure_png(fig: Figure, *, dpi: int = 100) -> bytes:
     return buf.getvalue()
 
 
-def plot_html(data: PlotData) -> str:
-    """A ``<figure class="plot">``: the PNG of :func:`draw_plot` and :meth:`PlotData.to_json`."""
+def plot_html(data: PlotData, *, wide: bool = False) -> str:
+    """A ``<figure class="plot">``: the PNG of :func:`draw_plot` and :meth:`PlotData.to_json`.
+
+    ``wide`` adds the class ``wide`` (a full-width plot; the others sit two to a row).
+    """
     doc = json.dumps(data.to_json(), allow_nan=False).replace("</", "<\\/")
     scale = data.yscale()[0]
     return (
-        f'<figure class="plot" data-yscale="{esc(scale)}">{png_img(figure_png(draw_plot(data)), data.title)}'
+        f'<figure class="plot{" wide" if wide else ""}" data-yscale="{esc(scale)}">{png_img(figure_png(draw_plot(data)), data.title)}'
         f'<script type="application/json" class="plot-data">{doc}</script></figure>'
     )

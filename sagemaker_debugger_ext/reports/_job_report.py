@@ -43,7 +43,8 @@ table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 tr.status-IssuesFound td{background:#fde2e1}tr.status-NoIssuesFound td{background:#e3f6e3}
 tr.status-Error td{background:#fff0c2}tr.status-NotEvaluated td{background:#ececec;color:#555}img{max-width:100%}
-figure.plot{margin:1em 0}
+figure.plot{display:inline-block;vertical-align:top;width:49%;margin:.5em 0}
+figure.plot img{width:100%}figure.plot.wide{display:block;width:70%}section.rule{margin-bottom:2em}table.findings td{font-size:.9em}
 """
 
 
@@ -174,7 +175,7 @@ def _section_losses(trial: Any) -> str:
         for mode, xy in tensor_series(trial, name).items():
             series[f"{name} ({mode})"] = xy
     title = "Loss" if any("loss" in n.lower() for n in names) else "Metrics"
-    return f"<h2>Loss curves</h2>{plot_html(PlotData(title=title, ylabel='value', series=series))}"
+    return f"<h2>Loss curves</h2>{plot_html(PlotData(title=title, ylabel='value', series=series), wide=True)}"
 
 
 def _cell(value: Any) -> str:

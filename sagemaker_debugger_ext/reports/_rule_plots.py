@@ -5,7 +5,8 @@ absolute gradient, AllZero the percent of zeros, FeatureImportanceOverweight the
 top features... The job report plots that same quantity over the steps, so the values in the
 findings table are points of the plotted curve, and draws the rule's thresholds from its
 parameters. For a rule whose quantity is not known here, the tensor is plotted as it is and
-the findings' values get a plot of their own.
+the findings' values get a plot of their own. ExplodingTensor's findings count the NaN/inf
+values of a tensor at a step: its plots show the tensor (value or l2 norm), those steps marked.
 """
 
 from __future__ import annotations
@@ -40,18 +41,10 @@ def _zero_percent(value: np.ndarray, _params: Mapping[str, Any]) -> float:
     return 100.0 * float(np.count_nonzero(value == 0)) / value.size if value.size else math.nan
 
 
-def _nonfinite_count(value: np.ndarray, params: Mapping[str, Any]) -> float:
-    if not np.issubdtype(value.dtype, np.inexact):
-        return 0.0
-    only_nan = str(params.get("only_nan", "false")).lower() == "true"
-    return float(np.count_nonzero(np.isnan(value) if only_nan else ~np.isfinite(value)))
-
-
 _QUANTITIES: dict[str, _Quantity] = {
     "VanishingGradient": _Quantity(label="mean |gradient|", reduction="abs_mean", thresholds=("threshold",)),
     "TensorVariance": _Quantity(label="variance", reduction="variance", thresholds=("max_threshold", "min_threshold")),
     "AllZero": _Quantity(label="% of values that are zero", fn=_zero_percent, thresholds=("threshold",)),
-    "ExplodingTensor": _Quantity(label="NaN/inf values (count)", fn=_nonfinite_count),
     "LossNotDecreasing": _Quantity(label="loss"),
     "Overtraining": _Quantity(label="loss"),
 }
@@ -219,13 +212,13 @@ def rule_plots(
             else:
                 series = tensor_series(trial, name, reduction=quantity.reduction)
             thresholds = _param_thresholds(params, quantity.thresholds) or _finding_thresholds(findings, name)
-        else:
+        else:  # ExplodingTensor and unknown rules: the tensor itself, NaN/inf steps marked
             label = "value" if is_scalar_tensor(trial, name) else "l2 norm"
             series = tensor_series(trial, name)
             thresholds = ()
         plots.append(PlotData(title=name, ylabel=label, series=series, thresholds=thresholds, fired_steps=fired_t,
                               legend_title="mode", tensor_nonfinite_steps=tuple(sorted(bad))))
-    if quantity is None and rule != "WeightUpdateRatio":
+    if quantity is None and rule not in ("WeightUpdateRatio", "ExplodingTensor"):
         extra = _findings_plot(rule, findings, fired_t)
         if extra is not None:
             plots.append(extra)
