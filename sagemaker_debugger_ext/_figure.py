@@ -127,10 +127,22 @@ def choose_yscale(values: Iterable[float]) -> tuple[str, float | None]:
     return "linear", None
 
 
+def _symlog_ticks(lo: float, hi: float, linthresh: float) -> list[float]:
+    """0 and at most about five powers of ten each side, none as close to 0 as ``linthresh`` (labels would overlap)."""
+    first = math.floor(math.log10(linthresh))
+    decades = [math.ceil(math.log10(end)) - first for end in (hi, -lo) if end > linthresh]
+    step = max(1, math.ceil(sum(decades) / 8))
+    ticks = [0.0]
+    for sign, end in ((1.0, hi), (-1.0, -lo)):
+        if end > linthresh:
+            ticks += [sign * 10.0**k for k in range(first + step, math.ceil(math.log10(end)) + 1, step)]
+    return sorted(ticks)
+
+
 def draw_plot(data: PlotData, *, ax: Any = None) -> Figure:
     """Draw ``data`` into ``ax`` (a new figure when None) and return the figure."""
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FixedLocator, LogLocator, MaxNLocator
 
     if ax is None:
         fig = Figure(figsize=(6.4, 3.6), layout="constrained")
@@ -143,8 +155,13 @@ def draw_plot(data: PlotData, *, ax: Any = None) -> Figure:
     scale, linthresh = data.yscale()
     if scale == "symlog":
         ax.set_yscale("symlog", linthresh=linthresh)
+        finite = [y for _xs, ys in data.series.values() for y in ys if math.isfinite(y)]
+        ax.yaxis.set_major_locator(FixedLocator(_symlog_ticks(min(finite), max(finite), linthresh or 1.0)))
+        if min(finite) >= 0:  # no negative half for counts, norms and ratios that hit 0
+            ax.set_ylim(bottom=0)
     elif scale == "log":
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, numticks=9))
     lines = [t for t in data.thresholds if t.step is None and (scale != "log" or t.value > 0)]
     for i, t in enumerate(lines):
         ax.axhline(t.value, color="tab:red", linestyle="--", linewidth=1.2, alpha=0.8 - 0.2 * (i % 2),
@@ -165,7 +182,7 @@ def draw_plot(data: PlotData, *, ax: Any = None) -> Figure:
     ax.set_title(data.title)
     ax.set_xlabel("global step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel(data.ylabel + {"log": " (log scale)", "symlog": " (symmetric log scale)"}.get(scale, ""))
+    ax.set_ylabel(data.ylabel + {"log": " (log)", "symlog": " (symlog)"}.get(scale, ""))
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(title=data.legend_title, fontsize="small")

@@ -201,7 +201,7 @@ def rule_plots(
     for name in names:
         bad: set[int] = set()
         if rule == "WeightUpdateRatio":
-            label = "update ratio ||W_s - W_prev|| / ||W_prev||"
+            label = "update ratio"
             series, bad = _update_ratio(trial, name, params)
             thresholds = _param_thresholds(params, ("large_threshold", "small_threshold"))
         elif quantity is not None:
@@ -216,7 +216,8 @@ def rule_plots(
             label = "value" if is_scalar_tensor(trial, name) else "l2 norm"
             series = tensor_series(trial, name)
             thresholds = ()
-        plots.append(PlotData(title=name, ylabel=label, series=series, thresholds=thresholds, fired_steps=fired_t,
+        title = f"{name}: ||W_s - W_prev|| / ||W_prev||" if rule == "WeightUpdateRatio" else name
+        plots.append(PlotData(title=title, ylabel=label, series=series, thresholds=thresholds, fired_steps=fired_t,
                               legend_title="mode", tensor_nonfinite_steps=tuple(sorted(bad))))
     if quantity is None and rule not in ("WeightUpdateRatio", "ExplodingTensor"):
         extra = _findings_plot(rule, findings, fired_t)

@@ -18,13 +18,13 @@ from ._base import Percent as _pct
 from ._snapshot import Snapshot, to_snapshots
 
 __all__ = [
+    "NO_GPU_NOTE",
     "BatchSize",
     "CPUBottleneck",
     "GPUMemoryIncrease",
     "IOBottleneck",
     "LoadBalancing",
     "LowGPUUtilization",
-    "NO_GPU_NOTE",
     "OverallSystemUsage",
 ]
 
