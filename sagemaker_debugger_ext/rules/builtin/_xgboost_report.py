@@ -91,7 +91,7 @@ class CreateXgboostReport(BuiltinRule):
 
         metrics = self._metrics()
         if metrics:  # log axis when the metrics span orders of magnitude, NaN/inf rounds marked
-            curves = PlotData(title="Loss and metric curves", ylabel="value (x: boosting round)",
+            curves = PlotData(title="Loss and metric curves", ylabel="metric value",
                               series={m: self._series(m) for m in metrics}, legend_title="metric")
             sections.append(f"<h2>Loss and metric curves</h2>{plot_html(curves)}")
         for kind, values in sorted(self._importances().items()):
