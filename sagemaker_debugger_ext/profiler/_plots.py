@@ -7,12 +7,15 @@ import io
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .._figure import choose_yscale
 from ._events import FrameworkEvent, SystemEvent
 from .rules._base import group_snapshots
 from .rules._framework_rules import step_outliers
 from .rules._snapshot import to_snapshots
 
-__all__ = ["cpu_figure", "gpu_figure", "memory_figure", "step_histogram_figure", "step_timeline_figure"]
+__all__ = [
+    "cpu_figure", "gpu_figure", "memory_figure", "step_duration_yscale", "step_histogram_figure", "step_timeline_figure",
+]
 
 _SIZE = (9.0, 3.0)
 
@@ -114,6 +117,11 @@ def step_histogram_figure(steps: list[FrameworkEvent], stddev: float) -> bytes:
     return _png(fig)
 
 
+def step_duration_yscale(steps: list[FrameworkEvent]) -> str:
+    """``log`` when the step durations span three orders of magnitude, else ``linear``."""
+    return choose_yscale([e.duration_s for e in steps if e.duration_s > 0])[0]
+
+
 def step_timeline_figure(steps: list[FrameworkEvent], stddev: float, t0: float) -> bytes:
     """Step durations over time, outliers in red."""
     fig = Figure(figsize=_SIZE)
@@ -124,9 +132,10 @@ def step_timeline_figure(steps: list[FrameworkEvent], stddev: float, t0: float) 
         out = set(idx)
         xs = [e.start_us / 1e6 - t0 for e in steps]
         ax.scatter(xs, durations, s=6, c=["tab:red" if i in out else "tab:blue" for i in range(len(steps))])
+        ax.set_yscale(step_duration_yscale(steps))
     else:
         _empty(ax, "no step events in the framework metrics")
     ax.set_title("Step duration over time")
     ax.set_xlabel("seconds since start")
-    ax.set_ylabel("ms")
+    ax.set_ylabel("ms" + (" (log scale)" if ax.get_yscale() == "log" else ""))
     return _png(fig)

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import DebuggerExtError
-from .._html import esc, page, png_img, table
+from .._figure import PlotData, plot_html
+from .._html import esc, page, table
 from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
-from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
+from ._plots import tensor_series
+from ._rule_plots import rule_plots
 from ._summary import format_steps, open_trial, summarize_trial
 
 __all__ = [
@@ -41,6 +43,8 @@ table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:
 caption{text-align:left;font-weight:bold;padding:.3em 0}
 tr.status-IssuesFound td{background:#fde2e1}tr.status-NoIssuesFound td{background:#e3f6e3}
 tr.status-Error td{background:#fff0c2}tr.status-NotEvaluated td{background:#ececec;color:#555}img{max-width:100%}
+figure.plot{display:inline-block;vertical-align:top;width:49%;margin:.5em 0}
+figure.plot img{width:100%}figure.plot.wide{display:block;width:70%}section.rule{margin-bottom:2em}table.findings td{font-size:.9em}
 """
 
 
@@ -159,10 +163,6 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w/.:-]){re.escape(name)}(?![\w/:-]|\.\w)", text) is not None
 
 
-def _img(fig: Any) -> str:
-    return png_img(figure_png(fig), "plot")
-
-
 def _section_losses(trial: Any) -> str:
     names = loss_tensors(trial)
     if not names:
@@ -175,8 +175,7 @@ def _section_losses(trial: Any) -> str:
         for mode, xy in tensor_series(trial, name).items():
             series[f"{name} ({mode})"] = xy
     title = "Loss" if any("loss" in n.lower() for n in names) else "Metrics"
-    fig = plot_series(series, title=title, ylabel="value", legend_title=None)
-    return f"<h2>Loss curves</h2>{_img(fig)}"
+    return f"<h2>Loss curves</h2>{plot_html(PlotData(title=title, ylabel='value', series=series), wide=True)}"
 
 
 def _cell(value: Any) -> str:
@@ -191,9 +190,9 @@ def _findings_table(report: Mapping[str, Any]) -> str:
     findings = [f for f in report.get("Findings") or [] if isinstance(f, dict)][:_MAX_FINDINGS]
     if not findings:
         return ""
-    keys = ("step", "mode", "tensor", "value", "message")
+    keys = ("step", "mode", "tensor", "value", "threshold", "message")
     rows = [[esc(_cell(f.get(k))) for k in keys] for f in findings]
-    return table(("step", "mode", "tensor", "value", "what"), rows)
+    return table(("step", "mode", "tensor", "value", "threshold", "what"), rows, cls="findings")
 
 
 def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mapping[str, Mapping[str, Any]]) -> str:
@@ -204,32 +203,34 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
     for rule, names in flagged.items():
         report = reports.get(rule) or {}
         fired = [int(s) for s in report.get("FiredSteps") or [] if isinstance(s, int)]
-        parts.append(f"<h3>{esc(rule)}</h3>")
+        params: dict[str, Any] = {**_rule_parameters(description, rule), **(report.get("RuleParameters") or {})}
+        base = str(report.get("RuleToInvoke") or params.get("rule_to_invoke") or rule)
+        findings = [f for f in report.get("Findings") or [] if isinstance(f, dict)]
+        parts.append(f'<section class="rule" data-rule="{esc(rule)}"><h3>{esc(rule)}</h3>')
         if report.get("StatusDetails"):
             parts.append(f"<p>{esc(report['StatusDetails'])}</p>")
         parts.append(_findings_table(report))
-        if not names:
+        if not names and base != "FeatureImportanceOverweight":
             parts.append("<p>The rule names no tensor of this trial.</p>")
-        for name in names:
-            series = tensor_series(trial, name)
-            fig = plot_series(series, title=name, ylabel="value" if is_scalar_tensor(trial, name) else "l2 norm")
-            if fired:
-                ax = fig.axes[0]
-                for step in fired[:50]:
-                    ax.axvline(step, color="red", alpha=0.25, linewidth=1)
-            parts.append(_img(fig))
+        plots = rule_plots(base, params, trial, names, findings, fired)
+        parts += [plot_html(p) for p in plots]
+        parts.append("</section>")
     return "".join(parts)
 
 
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
-    rows = [[esc(m.mode), str(len(m.steps)), esc(format_steps(m.global_steps))] for m in summary.modes]
+    rows = [
+        [esc(m.mode if m.mode != "GLOBAL" else "GLOBAL (no mode set)"), str(len(m.steps)),
+         esc(format_steps(m.global_steps))]
+        for m in summary.modes
+    ]
     colls = ", ".join(f"{esc(k)} ({v})" for k, v in summary.collections.items() if v)
+    steps_table = table(("mode", "steps", "global steps"), rows, cls="modes") if rows else "<p>No steps were saved.</p>"
     return (
         "<h2>Saved tensors</h2>"
         f"<p>Workers: {esc(', '.join(summary.workers))}. "
-        f"{len(summary.tensors)} tensors. Collections: {colls}.</p>"
-        + table(("mode", "steps", "global steps"), rows)
+        f"{len(summary.tensors)} tensors. Collections: {colls}.</p>" + steps_table
     )
 
 

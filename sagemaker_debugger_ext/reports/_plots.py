@@ -5,7 +5,6 @@ Plots use matplotlib's object API with the Agg canvas (no pyplot, no display nee
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._exceptions import ConfigValueError, DebuggerExtError, field_error_message
+from .._figure import PlotData, draw_plot, figure_png
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -25,6 +25,7 @@ __all__ = [
     "plot_tensor",
     "reduce_value",
     "save_tensor_plot",
+    "step_mode",
     "tensor_series",
 ]
 
@@ -72,7 +73,8 @@ def reduce_value(value: Any, reduction: str | None) -> float:
     return _REDUCERS[reduction][0](arr)
 
 
-def _mode_name(trial: Any, step: int) -> str:
+def step_mode(trial: Any, step: int) -> str:
+    """The name of the mode of a global step (``GLOBAL`` when the trial does not know it)."""
     try:
         return str(getattr(trial.mode(step), "name", trial.mode(step)))
     except (DebuggerExtError, KeyError, ValueError):
@@ -115,7 +117,7 @@ def tensor_series(
                 y = float(np.asarray(tensor.reduction_value(step, op, abs=absolute)))
             except DebuggerExtError:
                 continue
-        xs, ys = series.setdefault(_mode_name(trial, step), ([], []))
+        xs, ys = series.setdefault(step_mode(trial, step), ([], []))
         xs.append(int(step))
         ys.append(y)
     return series
@@ -129,25 +131,13 @@ def plot_series(
     ax: Any = None,
     legend_title: str | None = "mode",
 ) -> Figure:
-    """Plot ``{label: (steps, values)}`` as one line per label; returns the figure."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
+    """Plot ``{label: (steps, values)}`` as one line per label; returns the figure.
 
-    if ax is None:
-        fig = Figure(figsize=(6.4, 3.6), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    for label, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o", markersize=3, label=label)
-    ax.set_title(title)
-    ax.set_xlabel("global step")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    if series:
-        ax.legend(title=legend_title)
-    return fig
+    The y axis is logarithmic when the values span orders of magnitude (symmetric log when
+    signs mix), and steps whose value is NaN or infinite are marked at the top edge: see
+    :func:`~sagemaker_debugger_ext._figure.draw_plot`.
+    """
+    return draw_plot(PlotData(title=title, ylabel=ylabel, series=series, legend_title=legend_title), ax=ax)
 
 
 def plot_tensor(trial: Any, name: str, *, reduction: str | None = None, ax: Any = None) -> Figure:
@@ -177,13 +167,6 @@ def is_scalar_tensor(trial: Any, name: str) -> bool:
         return bool(np.asarray(tensor.value(steps[-1])).size == 1)
     except DebuggerExtError:
         return False
-
-
-def figure_png(fig: Figure) -> bytes:
-    """Render a figure to PNG bytes with the Agg canvas."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
 
 
 def save_tensor_plot(

@@ -18,7 +18,8 @@ class ModeSteps:
     """The steps saved in one mode.
 
     Attributes:
-        mode: the mode's name (``TRAIN``, ``EVAL``, ``PREDICT``, ``GLOBAL``).
+        mode: the mode's name (``TRAIN``, ``EVAL``, ``PREDICT``, ``GLOBAL``); steps saved
+            without a mode (XGBoost, scripts that never call ``set_mode``) are ``GLOBAL``.
         steps: the mode steps, sorted.
         global_steps: the matching global steps, sorted.
     """
@@ -181,6 +182,11 @@ def summarize_trial(trial: Any, *, collection: str | None = None) -> TrialSummar
                 global_steps=tuple(sorted(trial.global_step(mode, s) for s in msteps)),
             )
         )
+    # Steps saved without a mode (XGBoost, scripts that never call set_mode) are GLOBAL steps.
+    covered = {g for m in modes for g in m.global_steps}
+    unmoded = tuple(sorted(int(s) for s in trial.steps() if int(s) not in covered))
+    if unmoded:
+        modes.append(ModeSteps(mode="GLOBAL", steps=unmoded, global_steps=unmoded))
     wanted = trial.tensor_names(collection=collection) if collection else trial.tensor_names()
     rows = []
     for name in sorted(wanted):

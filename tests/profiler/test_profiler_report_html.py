@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -60,13 +61,55 @@ def test_report_images_are_pngs_and_table_lists_rules(profiler_data, tmp_path):
     profiler_data.end()
     out = render_profiler_report(profiler_data.root, tmp_path / "report")
     assert out == tmp_path / "report" / "profiler-report.html"
-    assert assert_images_valid(out) == 5
+    assert assert_images_valid(out) == 4  # CPU, memory, step histogram, step timeline; no GPU plot without GPUs
     text = out.read_text()
     for rule in ("StepOutlier", "CPUBottleneck", "LowGPUUtilization", "MaxInitializationTime", "Dataloader"):
         assert f"<b>{rule}</b>" in text
     assert "Times triggered" in text and "Recommendation" in text
     assert "no GPU" in text
     assert json.loads((tmp_path / "report/profiler-reports/StepOutlier.json").read_text())["RuleName"] == "StepOutlier"
+
+
+def test_no_gpu_note_said_once(profiler_data, tmp_path):
+    """Without GPU metrics the note is one line naming the GPU rules; their rows say "not evaluated"."""
+    profiler_data.system(30)
+    profiler_data.end()
+    text = render_profiler_report(profiler_data.root, tmp_path / "report").read_text()
+    assert text.count("no GPU") == 1
+    line = re.search(r"<th>GPU metrics</th><td>([^<]*)</td>", text).group(1)
+    assert line.startswith("none (no GPU on the training machine): ")
+    assert {"BatchSize", "GPUMemoryIncrease", "LoadBalancing", "LowGPUUtilization"} <= set(re.findall(r"\w+", line))
+    assert text.count('<tr class="not-evaluated">') == 4
+    assert 'alt="GPU utilization"' not in text  # no empty GPU plot
+    assert "no step durations to plot" in text and "Step duration histogram" not in text
+
+
+def test_violations_without_triggers_are_explained(profiler_data, tmp_path):
+    """A rule with violations but no trigger says why in its row; the counts are explained above the table."""
+    profiler_data.system(30, cpu=lambda i, c: 95.0)  # busy CPU, no GPU: every sample is a CPU bottleneck
+    profiler_data.steps([0.1] * 40 + [2.0] * 2)  # 2 outliers, StepOutlier fires above n_outliers=10
+    profiler_data.end()
+    text = render_profiler_report(profiler_data.root, tmp_path / "report").read_text()
+    assert "<b>Times triggered</b> counts" in text and "<b>Violations</b> counts" in text
+    row = re.search(r"<b>CPUBottleneck</b>.*?</tr>", text).group(0)
+    cells = re.findall(r"<td>(.*?)</td>", row)
+    assert cells[2:4] == ["0", "30"]  # times triggered, violations
+    assert "30 of 30 data points violated, but the rule judges only after patience=1000 data points" in row
+    outlier_row = re.search(r"<b>StepOutlier</b>.*?</tr>", text).group(0)
+    assert "2 outlier steps, not more than n_outliers=10, so it did not trigger." in outlier_row
+
+
+def test_step_timeline_log_axis_when_durations_span_orders(profiler_data):
+    """Step durations from 1 ms to 5 s are drawn on a log axis."""
+    from sagemaker_debugger_ext.profiler import _plots
+    from sagemaker_debugger_ext.profiler._trial import ProfilerTrial
+
+    profiler_data.steps([0.001] * 20 + [5.0])
+    trial = ProfilerTrial(profiler_data.root)
+    trial.refresh()
+    steps = trial.step_events()
+    assert _plots.step_duration_yscale(steps) == "log"
+    assert _plots.step_duration_yscale(steps[:20]) == "linear"
 
 
 def test_cli_report_subcommand_renders_folder(profiler_data, tmp_path, capsys):
@@ -149,4 +192,4 @@ def test_real_workload_through_real_monitor_and_rule_process(tmp_path):
         report = json.loads((reports / f"{name}.json").read_text())
         assert report["RuleTriggered"] >= 1, (name, report)
     assert json.loads((reports / "OverallSystemUsage.json").read_text())["RuleTriggered"] == 0
-    assert assert_images_valid(out / "profiler-output" / "profiler-report.html") == 5
+    assert assert_images_valid(out / "profiler-output" / "profiler-report.html") == 4

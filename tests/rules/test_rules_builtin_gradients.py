@@ -30,6 +30,12 @@ def test_vanishing_gradient(make_trial: Callable[..., Any], fires: Callable[...,
     assert fires(VanishingGradient(make_trial(healthy, collections=GRADS), threshold="1")) == 0
 
 
+def test_vanishing_gradient_ignores_nan(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+    """A NaN gradient (an exploded one) is not reported as vanishing."""
+    steps = {s: {"gradient/Net_fc.weight": _g(1e-2) if s < 3 else np.full((8, 4), np.nan, np.float32)} for s in range(5)}
+    assert fires(VanishingGradient(make_trial(steps, collections=GRADS))) is None
+
+
 def test_weight_update_ratio_small_and_large(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
     """Frozen weights (ratio 0) and a huge update (ratio > 10) fire; normal updates do not."""
     w = _g(1.0)

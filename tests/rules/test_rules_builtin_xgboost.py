@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from sagemaker_debugger_ext.rules.builtin import (
     CreateXgboostReport,
@@ -56,6 +58,10 @@ def test_create_xgboost_report_writes_html_with_plots(make_trial: Callable[..., 
         assert rule.invoke_at_step(s) is False
     rule.finalize(tmp_path)
     page = (tmp_path / "xgboost_report.html").read_text()
-    assert len(re.findall(r"src='data:image/png;base64,", page)) == 4
+    assert len(re.findall(r"""src=['"]data:image/png;base64,""", page)) == 4
     for title in ("Loss and metric curves", "Feature importance (weight)", "Confusion matrix", "Label and prediction distributions", "max_depth"):
         assert title in page
+    assert "<td>max_depth</td><td>3.0</td>" in page  # the value, not a one-element list
+    curves = json.loads(re.search(r'<script type="application/json" class="plot-data">(.*?)</script>', page).group(1))
+    assert {s["label"]: s["values"] for s in curves["series"]}["train-logloss"] == pytest.approx([0.7, 0.65, 0.6, 0.55])
+    assert curves["yscale"] == "linear" and curves["nonfinite_steps"] == []

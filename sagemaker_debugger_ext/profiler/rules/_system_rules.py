@@ -18,6 +18,7 @@ from ._base import Percent as _pct
 from ._snapshot import Snapshot, to_snapshots
 
 __all__ = [
+    "NO_GPU_NOTE",
     "BatchSize",
     "CPUBottleneck",
     "GPUMemoryIncrease",
@@ -26,6 +27,9 @@ __all__ = [
     "LowGPUUtilization",
     "OverallSystemUsage",
 ]
+
+NO_GPU_NOTE = "no GPU metrics in the profiler data (no GPU on the training machine): nothing to evaluate"
+"""The note of a GPU rule that saw no GPU metrics (the profiler report says it once)."""
 
 
 def _snapshots(window: Window) -> list[Snapshot]:
@@ -119,7 +123,7 @@ class IOBottleneck(_Bottleneck):
 
 class _GpuRule(ProfilerRule):
     NEEDS_GPU = True
-    NO_GPU_NOTE = "no GPU metrics in the profiler data (no GPU on the training machine): nothing to evaluate"
+    NO_GPU_NOTE = NO_GPU_NOTE
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

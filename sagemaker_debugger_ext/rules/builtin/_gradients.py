@@ -70,7 +70,7 @@ class VanishingGradient(BuiltinRule):
             if m is None:
                 continue
             seen = True
-            if m >= self.p["threshold"]:
+            if not m < self.p["threshold"]:  # a NaN mean is ExplodingTensor's finding, not a vanishing gradient
                 continue
             sibling = _sibling_weight(name)
             if sibling in known and (w := self._abs_mean(sibling, step)) is not None and w >= self.p["threshold"]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._figure import PlotData, plot_html
 from .._result import RuleResult
 from ._base import BuiltinRule
 from ._classification import class_ids
@@ -24,6 +25,12 @@ def _png(fig: Any) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _plain(value: Any) -> str:
+    """A hyperparameter as it was given: ``0.3``, ``logloss`` (saved as one-element arrays)."""
+    arr = np.asarray(value)
+    return str(arr.reshape(-1)[0]) if arr.size == 1 else str(arr.tolist())
 
 
 class CreateXgboostReport(BuiltinRule):
@@ -83,14 +90,10 @@ class CreateXgboostReport(BuiltinRule):
             plt.close(fig)
 
         metrics = self._metrics()
-        if metrics:
-            def draw_metrics(ax: Any) -> None:
-                for m in metrics:
-                    xs, ys = self._series(m)
-                    ax.plot(xs, ys, marker=".", label=m)
-                ax.set_xlabel("boosting round (step)")
-                ax.legend()
-            figure("Loss and metric curves", draw_metrics)
+        if metrics:  # log axis when the metrics span orders of magnitude, NaN/inf rounds marked
+            curves = PlotData(title="Loss and metric curves", ylabel="metric value",
+                              series={m: self._series(m) for m in metrics}, legend_title="metric")
+            sections.append(f"<h2>Loss and metric curves</h2>{plot_html(curves)}")
         for kind, values in sorted(self._importances().items()):
             top = sorted(values.items(), key=lambda kv: kv[1], reverse=True)[:20]
 
@@ -112,10 +115,13 @@ class CreateXgboostReport(BuiltinRule):
 
                 def draw_cm(ax: Any) -> None:
                     ax.imshow(matrix, cmap="Blues")
+                    dark = matrix.max() / 2
                     for (i, j), n in np.ndenumerate(matrix):
-                        ax.text(j, i, str(n), ha="center", va="center")
-                    ax.set_xlabel("predicted")
-                    ax.set_ylabel("label")
+                        ax.text(j, i, str(n), ha="center", va="center", color="white" if n > dark else "black")
+                    ax.set_xticks(range(k))
+                    ax.set_yticks(range(k))
+                    ax.set_xlabel("predicted class")
+                    ax.set_ylabel("label (class)")
                 accuracy = float(np.trace(matrix)) / max(int(matrix.sum()), 1)
                 figure("Confusion matrix", draw_cm, f"<p>Accuracy: {accuracy:.4f}</p>")
 
@@ -126,7 +132,7 @@ class CreateXgboostReport(BuiltinRule):
             figure("Label and prediction distributions", draw_dist)
         hps = {n.split("hyperparameters/", 1)[1]: self._latest(n) for n in self.select_tensors(regexes=[r"(.*/)?hyperparameters/"])}
         if hps:
-            rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(str(np.asarray(v).tolist()))}</td></tr>" for k, v in sorted(hps.items()))
+            rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_plain(v))}</td></tr>" for k, v in sorted(hps.items()))
             sections.append(f"<h2>Hyperparameters</h2><table>{rows}</table>")
         steps = self.base_trial.steps()
         modes = sorted({self.mode_of(s)[0].name for s in steps}) if steps else []
@@ -136,7 +142,7 @@ class CreateXgboostReport(BuiltinRule):
         page = (
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>XGBoost training report</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:auto}img{max-width:100%}"
-            "td{border:1px solid #ccc;padding:2px 6px}</style></head><body>"
+            "td{border:1px solid #ccc;padding:2px 6px}figure.plot{margin:0}</style></head><body>"
             f"<h1>XGBoost training report</h1>{summary}{''.join(sections)}</body></html>"
         )
         output_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,54 @@
+"""Synthetic trials written with our own StepWriter (shared by the rules and reports tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sagemaker_debugger_ext.format import (
+    StepWriter,
+    write_collections_file,
+    write_training_end,
+)
+from sagemaker_debugger_ext.modes import ModeKeys
+
+TrialSteps = Mapping[int, Mapping[str, Any]]
+
+
+def write_trial(
+    root: Path,
+    steps: TrialSteps,
+    *,
+    collections: Mapping[str, list[str]] | None = None,
+    modes: Mapping[int, tuple[ModeKeys, int]] | None = None,
+    end: bool = True,
+) -> Path:
+    """Write ``{global_step: {tensor: value}}`` as a one-worker trial under ``root``.
+
+    ``collections`` maps a collection name to include regexes; ``modes`` gives
+    (mode, mode_step) per global step (default TRAIN, mode_step = global step).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    body = {}
+    for name, regexes in (collections or {}).items():
+        body[name] = {
+            "name": name,
+            "include_regex": list(regexes),
+            "tensor_names": [],
+            "reduction_config": None,
+            "save_config": None,
+            "save_histogram": False,
+        }
+    body.setdefault("default", {"name": "default", "include_regex": [], "tensor_names": [], "reduction_config": None, "save_config": None, "save_histogram": False})
+    write_collections_file(root, "worker_0", body, num_workers=1)
+    for g in sorted(steps):
+        mode, mode_step = (modes or {}).get(g, (ModeKeys.TRAIN, g))
+        with StepWriter(root, global_step=g, worker="worker_0", mode=mode, mode_step=mode_step) as w:
+            for name, value in steps[g].items():
+                w.write_tensor(name, np.asarray(value))
+    if end:
+        write_training_end(root)
+    return root
