@@ -57,6 +57,7 @@ class CollectionKeys:
     AVERAGE_SHAP = "average_shap"
     FULL_SHAP = "full_shap"
     TREES = "trees"
+    LAYER_STATS = "layer_stats"
 
 
 # Scalar-valued collections: always raw-only, never histograms (reference §1.4).
@@ -67,11 +68,14 @@ SCALAR_COLLECTIONS = frozenset(
         CollectionKeys.FEATURE_IMPORTANCE,
         CollectionKeys.AVERAGE_SHAP,
         CollectionKeys.SM_METRICS,
+        CollectionKeys.LAYER_STATS,
     }
 )
 NON_HISTOGRAM_COLLECTIONS = SCALAR_COLLECTIONS
 # Never saved in EVAL / PREDICT.
-TRAIN_ONLY_COLLECTIONS = frozenset({CollectionKeys.GRADIENTS, CollectionKeys.OPTIMIZER_VARIABLES})
+TRAIN_ONLY_COLLECTIONS = frozenset(
+    {CollectionKeys.GRADIENTS, CollectionKeys.OPTIMIZER_VARIABLES, CollectionKeys.LAYER_STATS}
+)
 
 _COMMON_REGEXES: dict[str, list[str]] = {
     CollectionKeys.ALL: [],
@@ -88,6 +92,8 @@ PYTORCH_BUILTIN_REGEXES: dict[str, list[str]] = {
     CollectionKeys.RELU_INPUT: [".*relu_input"],
     CollectionKeys.TANH_INPUT: [".*tanh_input"],
     CollectionKeys.SIGMOID_INPUT: [".*sigmoid_input"],
+    # not smdebug's: per-layer gradient norm and update ratio (hooks/pytorch/_layer_stats.py)
+    CollectionKeys.LAYER_STATS: ["^layer_stats/"],
 }
 # TensorFlow/Keras (smdebug.tensorflow's names): weights and biases of Keras layers are
 # ``<layer>/weights/<variable>:0``, of GradientTape runs ``weights/<variable>:0``; gradients

@@ -31,6 +31,7 @@ from .._hook import BaseHook
 from .._reduction_config import ReductionConfig
 from .._save_config import SaveConfig, SaveConfigMode
 from ._distributed import ShardedParams, on_first_step
+from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
 
 __all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
@@ -125,6 +126,8 @@ class Hook(BaseHook):
         self._io_index: dict[str, int] = {}
         self._activation_prefixes: dict[str, tuple[str, ...]] = {}
         self._forward_started = 0.0
+        self._layer_stats = LayerStats(self._write_layer_stat)
+        self._layer_stats_due: frozenset[Collection] = frozenset()
         # a subclass's override of forward_hook / backward_hook is registered for the whole
         # run, as smdebug does; the per-step fast path is used only for the defaults
         cls = type(self)
@@ -250,6 +253,8 @@ class Hook(BaseHook):
     def _next_step(self) -> None:
         if self._handles:
             self._detach()
+        if self._layer_stats.active:  # the optimizer has stepped: the ending step's update ratios
+            self._layer_stats.finish()
         self._start_step()
         if self._io_index:
             self._io_index.clear()
@@ -259,6 +264,9 @@ class Hook(BaseHook):
             plan = self._attach()
             for name, param, colls in plan.params:
                 self._write_for(name, param, colls)
+            if any(c.name == CollectionKeys.LAYER_STATS for c in self._due):  # TRAIN steps only (see _due)
+                self._layer_stats_due = self._due  # written at the step's end, maybe after set_mode()
+                self._layer_stats.begin(self._params)
         if self._sharded:
             self._sharded.on_step(self)
 
@@ -393,9 +401,16 @@ class Hook(BaseHook):
             return tensor_to_numpy(value)
         return super()._to_numpy(value)
 
+    def _write_layer_stat(self, name: str, value: np.ndarray) -> None:
+        colls = [c for c in self._collections_of(name) if c in self._layer_stats_due]
+        if colls:
+            self._write_for(name, value, colls)
+
     def close(self) -> None:
         """Write the last step and finish the run (also done at interpreter exit)."""
         self._detach()
+        if self._layer_stats.active:
+            self._guarded(self._layer_stats.finish)
         super().close()
 
 
