@@ -124,6 +124,7 @@ class RuleContainer:
             "LastModifiedTime": time.time(),
         }
         self.process: ChildProcess | None = None
+        self._stop_reason: str | None = None
         self.log_path = job.rule_log(spec.name)
         if importlib.util.find_spec(spec.module.split(".")[0]) is None or not _module_exists(spec.module):
             self._set("Error", f"rule runner module {spec.module!r} is not installed")
@@ -186,7 +187,7 @@ class RuleContainer:
         code = self.process.returncode
         current = self.status["RuleEvaluationStatus"]
         if current in ("Stopping", "Stopped"):
-            self._set("Stopped")
+            self._set("Stopped", self._stopped_details())
         elif current in ("InProgress",):
             if code == 0:
                 self._set("Error", "rule process exited without reporting a final status")
@@ -194,14 +195,26 @@ class RuleContainer:
                 tail = _tail(self.log_path, 4096).strip().splitlines()
                 self._set("Error", f"rule process exited with code {code}: " + " | ".join(tail[-3:]))
 
-    def stop(self) -> None:
-        """Ask the process to stop (SIGTERM); an unfinished evaluation becomes Stopping/Stopped."""
+    def stop(self, reason: str | None = None) -> None:
+        """Ask the process to stop (SIGTERM); an unfinished evaluation becomes Stopping/Stopped,
+        its StatusDetails saying why (``reason``: the job's stop reason) and what it had seen."""
+        if reason and self._stop_reason is None:
+            self._stop_reason = reason
         if self.status["RuleEvaluationStatus"] == "InProgress":
-            self._set("Stopping")
+            self._set("Stopping", self._stopped_details())
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
         elif self.status["RuleEvaluationStatus"] == "Stopping":
-            self._set("Stopped")
+            self._set("Stopped", self._stopped_details())
+
+    def _stopped_details(self) -> str:
+        """StatusDetails of a rule stopped before it finished: why, then its evidence so far."""
+        previous = str(self.status.get("StatusDetails") or "")
+        if previous.startswith("Stopped before"):
+            return previous
+        why = f"the training job stopped ({self._stop_reason})" if self._stop_reason else "the job ended"
+        sentence = f"Stopped before the evaluation finished: {why}."
+        return f"{sentence} So far: {previous}" if previous else sentence
 
 
 def _module_exists(module: str) -> bool:

@@ -251,7 +251,7 @@ class Supervisor:
         if self.stop_reason is not None:
             for rule in self.rules:
                 rule.refresh()
-                rule.stop()
+                rule.stop(self.stop_reason)
             self.write()
         deadline = time.time() + (self.grace_s if self.stop_reason else self.rule_wait_s)
         while time.time() < deadline:

@@ -73,6 +73,10 @@ def test_nan_with_stop_training(local_client, make_request, tmp_path: Path) -> N
     assert "NaNStop" in desc["SecondaryStatusTransitions"][-1]["StatusMessage"]
     rules = {r["RuleConfigurationName"]: r["RuleEvaluationStatus"] for r in desc["DebugRuleEvaluationStatuses"]}
     assert rules == {"NaNStop": "IssuesFound", "Watcher": "Stopped"}
+    watcher = next(r for r in desc["DebugRuleEvaluationStatuses"] if r["RuleConfigurationName"] == "Watcher")
+    # the stopped rule says it was cut short, and by what
+    assert watcher["StatusDetails"].startswith("Stopped before the evaluation finished: the training job stopped (")
+    assert "Training stopped by rule NaNStop" in watcher["StatusDetails"]
     steps = _steps_saved(tmp_path / "out" / "nan-job" / "debug-output")
     assert nan_step in steps and max(steps) <= nan_step + 1
     assert response_problems("DescribeTrainingJob", desc) == []
