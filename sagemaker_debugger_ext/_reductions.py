@@ -55,7 +55,7 @@ _FUNCS: dict[str, Callable[[np.ndarray], Any]] = {
     "l2": lambda flat: np.sqrt(_sq_sum(flat)),
     "min": np.min,
     "max": np.max,
-    "mean": lambda flat: np.mean(flat, dtype=_acc(flat)),
+    "mean": lambda flat: np.add.reduce(flat, dtype=_acc(flat)) / flat.size if flat.dtype.kind != "c" else np.mean(flat),
     "std": lambda flat: np.std(flat, dtype=_acc(flat)),
     "variance": lambda flat: np.var(flat, dtype=_acc(flat)),
     "sum": lambda flat: np.add.reduce(flat, dtype=_acc(flat)),
@@ -108,9 +108,8 @@ def compute_reductions(ops: Sequence[tuple[str, bool]], array: Any, *, name: str
         if is_abs:
             absolute = np.abs(flat) if absolute is None else absolute
             source = absolute
-        value = np.asarray(_FUNCS[op](source))
-        if floating:
-            with np.errstate(over="ignore"):  # beyond the dtype's range: inf, as computed in it
-                value = value.astype(flat.dtype)
-        out.append(value)
+        out.append(np.asarray(_FUNCS[op](source)))
+    if floating:  # stored in the tensor's dtype; beyond its range: inf, as computed in it
+        with np.errstate(over="ignore"):
+            out = [v.astype(flat.dtype) for v in out]
     return out
