@@ -19,12 +19,13 @@ import numpy as np
 
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
-from ..format import BackgroundWriter
+from ..format import BackgroundWriter, write_collections_file, write_training_end
 from ..modes import ModeKeys
 from ._arrays import float_view, to_numpy
 from ._claim import WorkerClaim, claim_worker
 from ._collections import (
     PYTORCH_BUILTIN_REGEXES,
+    SCALAR_PREFIX,
     Collection,
     CollectionKeys,
     CollectionManager,
@@ -39,8 +40,6 @@ from ._save_config import SaveConfig, SaveConfigMode
 from ._step import StepOutput
 
 __all__ = ["BaseHook"]
-
-SCALAR_PREFIX = "scalar/"
 
 
 def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
@@ -365,8 +364,6 @@ class BaseHook(NeverCrashGuard):
         """Write this worker's collections JSON (done after the first saved step and at close)."""
         if not self._writes:
             return
-        from ..format import write_collections_file
-
         num_workers = self.context.world_size if self.save_all_workers else 1
         write_collections_file(self.out_dir, self.worker, self.collection_manager.to_json_dict(), num_workers)
         self._exported = True
@@ -393,8 +390,6 @@ class BaseHook(NeverCrashGuard):
             if self._writes:
                 self.export_collections()
                 if not self.context.sagemaker_job and self.context.rank == 0:
-                    from ..format import write_training_end
-
                     write_training_end(self.out_dir)
         if self._tb is not None:
             self._tb.close()
