@@ -16,7 +16,8 @@ from typing import Any
 import attrs
 import sagemaker.estimator as _sdk_estimator
 from sagemaker.estimator import _TrainingJob
-from sagemaker.fw_utils import UploadedCode, parse_s3_url
+from sagemaker.fw_utils import UploadedCode
+from sagemaker.s3_utils import parse_s3_url
 from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
 from sagemaker.workflow.pipeline_context import runnable_by_pipeline
 

@@ -18,6 +18,7 @@ from .._html import esc, page, png_img, table
 from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
+from ..storage import open_storage
 from ._plots import figure_png, is_scalar_tensor, plot_series, tensor_series
 from ._summary import format_steps, open_trial, summarize_trial
 
@@ -74,8 +75,6 @@ def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any
 
     Rules whose report cannot be read (not written, not synced, unreachable) are left out.
     """
-    from ..storage import open_storage
-
     reports: dict[str, dict[str, Any]] = {}
     for status in description.get("DebugRuleEvaluationStatuses") or []:
         rule = str(status.get("RuleConfigurationName", ""))

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._html import esc, page, png_img, table
-from ..format._files import atomic_write
-from ._trial import ProfilerTrial
-from .rules._registry import ProfilerReport
-from .rules._runner import follow_trial, write_rule_outputs
+from ..._html import esc, page, png_img, table
+from ...format._files import atomic_write
+from .._trial import ProfilerTrial
+from ._registry import ProfilerReport
+from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["REPORT_FILE", "render_profiler_report"]
 
@@ -80,7 +80,7 @@ def render_profiler_report(
 
     .. versionadded:: 0.1.0
     """
-    from . import _plots  # matplotlib: only when a report is drawn
+    from .. import _plots  # matplotlib: only when a report is drawn
 
     trial = source if isinstance(source, ProfilerTrial) else ProfilerTrial(source)
     trial.refresh()
