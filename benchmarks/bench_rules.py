@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ._local_jobs import CASES_DIR, job_store, rule_report, run_rule_job
+
 HERE = Path(__file__).resolve().parent
-CASES_DIR = HERE / "rule_cases"
 SEEDS = (0, 1, 2)
 ONSET = 10
 STALL = {"threshold": "15"}
@@ -163,65 +163,20 @@ def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple
 
 def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     """One local-mode job through our Estimator: fit() with every rule of the job."""
-    from sagemaker_debugger_ext import (
-        CollectionConfig,
-        DebuggerHookConfig,
-        Estimator,
-        Rule,
-        rule_configs,
-    )
+    from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig
 
     colls = [CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})}) for n, r in COLLECTIONS[script].items()]
-    rule_objs = []
-    for rule in rules:
-        fn = getattr(rule_configs, snake(rule))
-        params = {**rule_params(rule), **(others if rule == "SimilarAcrossRuns" else {})}
-        rule_objs.append(Rule.sagemaker(fn(), rule_parameters=params) if params else Rule.sagemaker(fn()))
-    est = Estimator(
-        entry_point=script,
-        source_dir=str(CASES_DIR),
-        image_uri="local-python",
-        role="arn:aws:iam::000000000000:role/bench",
-        instance_count=1,
-        instance_type="local",
-        hyperparameters=dict(hps),
-        output_path=(work / "out").as_uri(),
-        debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "1"}, collection_configs=colls),
-        rules=rule_objs,
-        disable_profiler=True,
-        base_job_name=f"bench-{work.name}",
-    )
-    est.fit(wait=False)
-    summary = wait_for_rules(est)
-    job = est.latest_training_job.name
+    params = {rule: {**rule_params(rule), **(others if rule == "SimilarAcrossRuns" else {})} for rule in rules}
+    hook = DebuggerHookConfig(hook_parameters={"save_interval": "1"}, collection_configs=colls)
+    job, summary = run_rule_job(work, entry_point=script, hyperparameters=hps, rules=params, hook_config=hook,
+                                base_job_name=f"bench-{work.name}")  # fmt: skip
     out = {}
     for rule in rules:
         s = summary.get(rule, {})
-        report = work / "out" / job / "rule-output" / rule / "rule-report.json"
-        first = json.loads(report.read_text()).get("FirstFiredStep") if report.exists() else None
+        first = rule_report(work, job, rule).get("FirstFiredStep")
         out[rule] = {"status": s.get("RuleEvaluationStatus", "missing"), "details": s.get("StatusDetails", ""), "first": first}
     out["_debug_path"] = {"path": str(work / "out" / job / "debug-output")}
     return out
-
-
-def wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, Any]]:
-    """Poll the local job (0.25 s, not the SDK's 5 s) until it and all its rules are final."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        desc = est.latest_training_job.describe()
-        rules = {r["RuleConfigurationName"]: r for r in desc.get("DebugRuleEvaluationStatuses", [])}
-        done = desc["TrainingJobStatus"] in ("Completed", "Failed", "Stopped")
-        if done and all(r["RuleEvaluationStatus"] not in ("InProgress", "Stopping") for r in rules.values()):
-            return rules
-        if time.monotonic() > deadline:
-            return rules
-        time.sleep(0.25)
-
-
-def snake(name: str) -> str:
-    return {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
-        name, "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-    )
 
 
 def _run_job(root: Path, kind: str, script: str, hps: dict[str, str], rules: tuple[str, ...], seed: int, others: Mapping[str, str]) -> dict[str, Any]:
@@ -261,23 +216,13 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-rules-"))
     t0 = time.perf_counter()
     done: list[tuple[dict[str, Any], int | None]] = []
-    saved_home = os.environ.get("SAGEMAKER_DEBUGGER_EXT_HOME")
-    os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = str(root / "job-store")  # keep the user's job store clean
-    try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
-            done = [(f.result(), o) for f, o in futures]
-            refs = {j["seed"]: j["debug"] for j, _ in done if j["kind"] == "mlp-clean"}
-            futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o) for seed in SEEDS for (k, s, h, o, r) in SIMILAR_JOBS]
-            done += [(f.result(), o) for f, o in futures]
-        per_rule, _ = _score(done)
-    finally:
-        if saved_home is None:
-            os.environ.pop("SAGEMAKER_DEBUGGER_EXT_HOME", None)
-        else:
-            os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = saved_home
-        if not os.environ.get("RULES_BENCH_KEEP"):
-            shutil.rmtree(root, ignore_errors=True)
+    with job_store(root), ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
+        done = [(f.result(), o) for f, o in futures]
+        refs = {j["seed"]: j["debug"] for j, _ in done if j["kind"] == "mlp-clean"}
+        futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o) for seed in SEEDS for (k, s, h, o, r) in SIMILAR_JOBS]
+        done += [(f.result(), o) for f, o in futures]
+    per_rule, _ = _score(done)
     tp = sum(d["tp"] for d in per_rule.values())
     fp = sum(d["fp"] for d in per_rule.values())
     fn = sum(d["fn"] for d in per_rule.values())

@@ -15,9 +15,7 @@ Every firing is a false alarm; a rule run that evaluated no step counts as not e
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Mapping
@@ -25,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .bench_rules import CASES_DIR, HERE, replace_section, snake, wait_for_rules
+from ._local_jobs import job_store, rule_report, run_rule_job
+from .bench_rules import HERE, replace_section
 
 SEEDS = (0, 1)
 ARCHS = ("mlp", "cnn", "gru", "transformer", "mlp_bn", "xgb")
@@ -93,36 +92,17 @@ def rule_parameters(rule: str, setting: str) -> dict[str, str]:
 
 
 def _launch(work: Path, arch: str, seed: int, setting: str) -> dict[str, dict[str, Any]]:
-    from sagemaker_debugger_ext import DebuggerHookConfig, Estimator, Rule, rule_configs
+    from sagemaker_debugger_ext import DebuggerHookConfig
 
     rules = rules_for(arch)
-    rule_objs = []
-    for rule in rules:
-        params = rule_parameters(rule, setting)
-        base = getattr(rule_configs, snake(rule))()
-        rule_objs.append(Rule.sagemaker(base, rule_parameters=params) if params else Rule.sagemaker(base))
-    est = Estimator(
-        entry_point="healthy_case.py",
-        source_dir=str(CASES_DIR),
-        image_uri="local-python",
-        role="arn:aws:iam::000000000000:role/bench",
-        instance_count=1,
-        instance_type="local",
-        hyperparameters={"arch": arch, "seed": str(seed)},
-        output_path=(work / "out").as_uri(),
-        debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "10"}, collection_configs=_collections(arch)),
-        rules=rule_objs,
-        disable_profiler=True,
-        base_job_name=f"healthy-{arch.replace('_', '-')}",
-    )
-    est.fit(wait=False)
-    summary = wait_for_rules(est)
-    job = est.latest_training_job.name
+    hook = DebuggerHookConfig(hook_parameters={"save_interval": "10"}, collection_configs=_collections(arch))
+    job, summary = run_rule_job(work, entry_point="healthy_case.py", hyperparameters={"arch": arch, "seed": str(seed)},
+                                rules={rule: rule_parameters(rule, setting) for rule in rules}, hook_config=hook,
+                                base_job_name=f"healthy-{arch.replace('_', '-')}")  # fmt: skip
     out = {}
     for rule in rules:
         s = summary.get(rule, {})
-        report_path = work / "out" / job / "rule-output" / rule / "rule-report.json"
-        report = json.loads(report_path.read_text()) if report_path.exists() else {}
+        report = rule_report(work, job, rule)
         out[rule] = {
             "status": s.get("RuleEvaluationStatus", "missing"),
             "details": s.get("StatusDetails", ""),
@@ -153,19 +133,9 @@ def run() -> dict[str, Any]:
     """Run every architecture x seed x setting; return the false-alarm rates."""
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-healthy-"))
     t0 = time.perf_counter()
-    saved_home = os.environ.get("SAGEMAKER_DEBUGGER_EXT_HOME")
-    os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = str(root / "job-store")
-    try:
-        with ThreadPoolExecutor(max_workers=int(os.environ.get("RULES_BENCH_WORKERS", "2"))) as pool:
-            futures = [pool.submit(_run_job, root, arch, seed, setting) for setting in ("defaults", "recommended") for seed in SEEDS for arch in ARCHS]
-            jobs = [f.result() for f in futures]
-    finally:
-        if saved_home is None:
-            os.environ.pop("SAGEMAKER_DEBUGGER_EXT_HOME", None)
-        else:
-            os.environ["SAGEMAKER_DEBUGGER_EXT_HOME"] = saved_home
-        if not os.environ.get("RULES_BENCH_KEEP"):
-            shutil.rmtree(root, ignore_errors=True)
+    with job_store(root), ThreadPoolExecutor(max_workers=int(os.environ.get("RULES_BENCH_WORKERS", "2"))) as pool:
+        futures = [pool.submit(_run_job, root, arch, seed, setting) for setting in ("defaults", "recommended") for seed in SEEDS for arch in ARCHS]
+        jobs = [f.result() for f in futures]
     d, r = _tally(jobs, "defaults"), _tally(jobs, "recommended")
     out: dict[str, Any] = {
         "rules_healthy_jobs": len(jobs),

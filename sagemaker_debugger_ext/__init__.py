@@ -13,8 +13,10 @@ sagemaker_debugger_ext`` imports neither the (slow) ``sagemaker`` package nor nu
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
+from ._sdk_notices import quiet_sdk_notices as _quiet_sdk_notices
 from .config import (
     CollectionConfig,
     DataloaderProfilingConfig,
@@ -76,11 +78,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
-        from ._sdk_notices import quiet_sdk_notices
-
-        quiet_sdk_notices()  # before the SDK is first imported through us: its v2 notice once
+        _quiet_sdk_notices()  # before the SDK is first imported through us: its v2 notice once
         module_name, attribute = _LAZY[name]
         module = importlib.import_module(module_name, __name__)
         return module if attribute is None else getattr(module, attribute)

@@ -1,7 +1,7 @@
 """The few HTML pieces every report writes: a self-contained page, a table, an inline PNG.
 
 Shared by the job report (``reports/_job_report.py``), the rule summary table
-(``rules/_summary.py``) and the ProfilerReport (``profiler/_report.py``). Text goes in
+(``rules/_summary.py``) and the ProfilerReport (``profiler/rules/_report.py``). Text goes in
 through :func:`esc`; cells of :func:`table` are HTML fragments the caller has escaped.
 """
 

@@ -2,8 +2,8 @@
 
 ``import smdebug.tensorflow as smd`` -> ``import sagemaker_debugger_ext.tensorflow as smd``.
 Runs on TensorFlow 2.16+ with Keras 3 (the ``tensorflow`` extra). Importing this module does
-not import TensorFlow; ``KerasHook`` (and the TF 1 ``SessionHook``/``EstimatorHook``, which
-raise) load it on first use.
+not import TensorFlow; ``KerasHook`` loads it on first use. ``create_trial`` (the trial
+reader) is loaded on first use too, so that training processes do not import it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from . import modes
 from .hooks._collections import Collection, CollectionKeys
 from .hooks._reduction_config import ReductionConfig
 from .hooks._save_config import SaveConfig, SaveConfigMode
+from .hooks.tensorflow._legacy import EstimatorHook, SessionHook
 from .hooks.tensorflow._singleton import del_hook, get_hook, set_hook
 
 if TYPE_CHECKING:
     from .hooks.tensorflow._keras_hook import KerasHook
-    from .hooks.tensorflow._legacy import EstimatorHook, SessionHook
     from .trials import create_trial
 
 __all__ = [
@@ -48,15 +48,11 @@ def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) 
 
 
 def __getattr__(name: str) -> Any:
-    if name == "KerasHook":
+    if name == "KerasHook":  # TensorFlow and Keras: on first use
         from .hooks.tensorflow._keras_hook import KerasHook
 
         return KerasHook
-    if name in ("SessionHook", "EstimatorHook"):
-        from .hooks.tensorflow import _legacy
-
-        return getattr(_legacy, name)
-    if name == "create_trial":
+    if name == "create_trial":  # the reader side (trials, storage): not loaded into training processes
         from .trials import create_trial
 
         return create_trial

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
+
+from .._exceptions import DebuggerExtError
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -64,9 +68,6 @@ def _quiet_sagemaker() -> None:
 
     The console script is a process boundary, so it may set this process's environment.
     """
-    import logging
-    import os
-
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     for name in ("sagemaker", "sagemaker.config"):  # the commands print their own progress
         sdk_logger = logging.getLogger(name)
@@ -76,8 +77,6 @@ def _quiet_sagemaker() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    from .._exceptions import DebuggerExtError
-
     _quiet_sagemaker()
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -14,6 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..config import CollectionConfig, Rule
+from ..config import rule_configs as configs
+from ._local_view import print_summary, rule_table, status_style
+from ._run import LOCAL_ROLE
+
 __all__ = ["HELP", "add_arguments", "demo_script", "run"]
 
 HELP = "train a small PyTorch model with a bad learning rate as a local job; rules catch and stop it"
@@ -39,9 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _rules() -> list[Any]:
-    from ..config import CollectionConfig, Rule
-    from ..config import rule_configs as configs
-
     rule_configs: Any = configs
 
     every_step = {"save_interval": "1"}
@@ -65,8 +67,6 @@ def _view(desc: dict[str, Any], steps: int, elapsed: float) -> Any:
     from rich.console import Group
     from rich.text import Text
 
-    from ._local_view import rule_table, status_style
-
     status = str(desc["TrainingJobStatus"])
     head = Text.from_markup(
         f"[bold]{desc['TrainingJobName']}[/]  [{status_style(status)}]{status}[/] / {desc.get('SecondaryStatus')}"
@@ -80,12 +80,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.live import Live
 
-    from ..estimator import Estimator
+    from ..estimator import Estimator  # the SageMaker SDK: only when a job is started
 
     # Offline, SDK v2 logs a traceback when its telemetry request fails; the CLI hides it.
     logging.getLogger("sagemaker.telemetry.telemetry_logging").setLevel(logging.CRITICAL)
-    from ._local_view import print_summary
-    from ._run import LOCAL_ROLE
 
     console = Console()
     estimator = Estimator(

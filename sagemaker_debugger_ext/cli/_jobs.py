@@ -8,6 +8,10 @@ import json
 import sys
 from typing import Any
 
+from ..local import LocalTrainingClient
+from ..local._logs import LogFollower, follow_job
+from ._local_view import status_style
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "list, describe, follow or stop local training jobs"
@@ -45,8 +49,6 @@ def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ._local_view import status_style
-
     table = Table(title=title, title_justify="left")
     table.add_column("Name", no_wrap=True, overflow="fold")
     for col in ("Status", "Secondary status", "Created"):
@@ -59,8 +61,6 @@ def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one ``jobs`` action."""
-    from ..local import LocalTrainingClient
-
     client = LocalTrainingClient()
     if args.action == "list":
         jobs = client.list_training_jobs(NameContains=args.name_contains, StatusEquals=args.status)
@@ -77,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(client.describe_training_job(args.name), indent=2, sort_keys=True, default=_json_default))
         return 0
     if args.action == "logs":
-        from ..local._logs import LogFollower, follow_job
-
         if args.follow:
             desc = follow_job(client, args.name)
             return 0 if desc["TrainingJobStatus"] != "Failed" else 1

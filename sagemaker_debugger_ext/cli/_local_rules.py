@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
+from ..config import CollectionConfig, Rule, rule_configs
 
 __all__ = ["builtin_rule", "custom_rule", "parse_key_values"]
 
@@ -30,8 +31,6 @@ def _snake(name: str) -> str:
 
 
 def _actions(params: dict[str, str]) -> Any:
-    from ..config import rule_configs
-
     actions = []
     if params.pop("stop_training", "").lower() in ("1", "true", "yes") or params.get("action", "").lower() in (
         "stoptraining",
@@ -48,8 +47,6 @@ def _actions(params: dict[str, str]) -> Any:
 
 def builtin_rule(spec: str, *, save_interval: int | None = None) -> Any:
     """A built-in Debugger rule from ``NAME[:k=v,...]`` (``stop_training=true`` adds StopTraining)."""
-    from ..config import CollectionConfig, Rule, rule_configs
-
     name, _, rest = spec.partition(":")
     params = parse_key_values(rest, field="--rule")
     factory = getattr(rule_configs, _snake(name), None)
@@ -69,8 +66,6 @@ def builtin_rule(spec: str, *, save_interval: int | None = None) -> Any:
 
 def custom_rule(spec: str) -> Any:
     """A custom rule from ``FILE.py:CLASS[:k=v,...]`` (its source is used in place)."""
-    from ..config import Rule
-
     parts = spec.split(":", 2)
     if len(parts) < 2 or not parts[0].endswith(".py") or not Path(parts[0]).is_file():
         msg = field_error_message("--custom-rule", "FILE.py:CLASS[:k=v,...] with an existing FILE.py", spec)

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from .._exceptions import ProfilerError, field_error_message
+from ..profiler import render_profiler_report
+from ..reports import write_local_job_reports
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -35,13 +37,9 @@ def _parse_params(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Render the report and print its path."""
-    from ..profiler import render_profiler_report
-
     target = Path(args.target)
     if not target.is_dir():
         # A local job: the debugger job report, plus the profiler report when it was profiled.
-        from ..reports import write_local_job_reports
-
         for written in write_local_job_reports(args.target, args.out, profiler_parameters=_parse_params(args.param)):
             print(written)
         return 0

@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import threading
+import time
 from pathlib import Path
+from urllib.parse import urlparse
+
+from .._container_env import TRAINING_END_MARKER
+from .._exceptions import RuleNotFoundError, StorageNotFoundError
+from ..rules._catalog import catalog
+from ..rules._report import REPORT_JSON
+from ..rules._result import EvaluationStatus
+from ..rules._runner import PROFILER_RULE_NAMES, RunRequest, run_rule
+from ..rules.builtin import BUILTIN_RULES
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -53,8 +64,6 @@ def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..rules._catalog import catalog
-
     rules = catalog()
     if args.json:
         print(json.dumps(rules, indent=2))
@@ -72,12 +81,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _check_inputs(args: argparse.Namespace) -> None:
     """Refuse an unknown rule name or a missing local trial path as one-line CLI errors."""
-    from urllib.parse import urlparse
-
-    from .._exceptions import RuleNotFoundError, StorageNotFoundError
-    from ..rules._runner import PROFILER_RULE_NAMES
-    from ..rules.builtin import BUILTIN_RULES
-
     if not args.source and args.name not in BUILTIN_RULES and args.name not in PROFILER_RULE_NAMES:
         msg = (
             f"'NAME' must be a built-in rule (got {args.name!r}); see `sagemaker-debugger-ext rules list`, "
@@ -104,8 +107,6 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 def _has_trial(folder: Path) -> bool:
     """Whether ``folder`` holds something a rule can evaluate or finish on."""
-    from .._container_env import TRAINING_END_MARKER
-
     if (folder / TRAINING_END_MARKER).exists():
         return True
     collections = folder / "collections"
@@ -117,9 +118,6 @@ def _has_trial(folder: Path) -> bool:
 
 def _wait_for_trial(folder: Path, wait_s: float) -> bool:
     """Poll ``folder`` for up to ``wait_s`` seconds until it holds a trial."""
-    import threading
-    import time
-
     deadline = time.monotonic() + wait_s
     pause = threading.Event()
     while not _has_trial(folder):
@@ -132,10 +130,6 @@ def _wait_for_trial(folder: Path, wait_s: float) -> bool:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
-
-    from ..rules._report import REPORT_JSON
-    from ..rules._result import EvaluationStatus
-    from ..rules._runner import RunRequest, run_rule
 
     _check_inputs(args)
     params = _parse_params(args.param)

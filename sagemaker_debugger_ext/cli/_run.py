@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
+from ..config import DebuggerHookConfig
+from ..config._addresses import check_output_address
+from ..local._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
+from ._local_rules import builtin_rule, custom_rule
+from ._local_view import print_summary
 
 __all__ = ["HELP", "LOCAL_ROLE", "add_arguments", "run"]
 
@@ -55,14 +62,13 @@ def _hyperparameters(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Start (and by default follow) the job; exit 0 when it Completed or was Stopped by a rule."""
-    from ..config import DebuggerHookConfig
-    from ..config._addresses import check_output_address
+    # The SageMaker SDK (seconds to import): only when a job is started, not for every command.
+    from sagemaker.exceptions import UnexpectedStatusException
+
     from ..estimator import Estimator
 
     # Offline, SDK v2 logs a traceback when its telemetry request fails; the CLI hides it.
     logging.getLogger("sagemaker.telemetry.telemetry_logging").setLevel(logging.CRITICAL)
-    from ._local_rules import builtin_rule, custom_rule
-    from ._local_view import print_summary
 
     script = Path(args.script)
     if not script.is_file():
@@ -70,11 +76,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigValueError(msg, field="SCRIPT", value=args.script)
     output = None if args.output is None else check_output_address("--output", args.output)
     if args.event_handler:  # the CLI's own process: the local client reads handlers from its environment
-        import json
-        import os
-
-        from ..local._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
-
         handler_specs(args.event_handler, environ={})  # checked before anything starts
         given = env_handler_items(os.environ.get(EVENT_HANDLERS_ENV, ""))
         os.environ[EVENT_HANDLERS_ENV] = json.dumps(given + args.event_handler)
@@ -93,8 +94,6 @@ def run(args: argparse.Namespace) -> int:
         debugger_hook_config=hook,
         output_path=output,
     )
-    from sagemaker.exceptions import UnexpectedStatusException
-
     try:
         estimator.fit(wait=not args.no_wait, logs=args.logs, job_name=args.job_name)
     except UnexpectedStatusException:

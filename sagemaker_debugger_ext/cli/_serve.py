@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from .._exceptions import ConfigValueError, field_error_message
+from ..local._api_server import ApiServer
+from ..local._client import LocalTrainingClient
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "serve Create/Describe/List/Stop/UpdateTrainingJob for local jobs on 127.0.0.1 (for boto3 and the AWS CLI)"
@@ -17,10 +21,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; prints the endpoint URL first."""
-    from .._exceptions import ConfigValueError, field_error_message
-    from ..local._api_server import ApiServer
-    from ..local._client import LocalTrainingClient
-
     if not 0 <= args.port <= 65535:
         msg = field_error_message("--port", "an integer from 0 to 65535", args.port)
         raise ConfigValueError(msg, field="--port", value=args.port)

@@ -6,10 +6,9 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from ..reports import TrialSummary
+from .._exceptions import ConfigValueError, field_error_message
+from ..reports import REDUCTIONS, TrialSummary, format_steps, open_trial, save_tensor_plot, summarize_trial
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -18,8 +17,6 @@ HELP = "summarise a trial (debug output folder or s3:// URI); --plot TENSOR writ
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``trial`` arguments."""
-    from ..reports import REDUCTIONS
-
     parser.add_argument("path", metavar="PATH", help="debug output: a folder, file:// or s3:// URI")
     parser.add_argument("--collection", metavar="NAME", help="list only the tensors of this collection")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -40,8 +37,6 @@ def _default_png(tensor: str) -> Path:
 def _print_summary(summary: TrialSummary) -> None:
     from rich.console import Console
     from rich.table import Table
-
-    from ..reports import format_steps
 
     console = Console(soft_wrap=False)
     console.print(f"[bold]Trial[/bold] {summary.path}")
@@ -78,9 +73,6 @@ def _print_summary(summary: TrialSummary) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the summary of a trial, or write the plot of one tensor."""
-    from .._exceptions import ConfigValueError, field_error_message
-    from ..reports import open_trial, save_tensor_plot, summarize_trial
-
     if args.out and not args.plot:
         msg = field_error_message("--out", "used together with --plot TENSOR", args.out)
         raise ConfigValueError(msg, field="--out", value=args.out)

@@ -40,6 +40,7 @@ def _warn_unknown(field: str, key: str, known: frozenset[str]) -> None:
 
 
 def _check(field: str, params: Mapping[str, str], known: frozenset[str], wrap: Any) -> None:
+    # The hooks (and numpy) load only when a parameter is checked: `import sagemaker_debugger_ext` stays light.
     from ..hooks._json_config import parse_hook_config
 
     for key, value in params.items():

@@ -18,6 +18,7 @@ from typing import Any, Self
 import numpy as np
 
 from .._exceptions import ConfigValueError, field_error_message
+from ..exceptions import SMDebugRuntimeError
 from ..format import StepWriter, TensorBoardWriter, event_key
 from ..modes import ModeKeys
 
@@ -153,8 +154,6 @@ class FileWriter:
             SMDebugRuntimeError: nothing was written yet (as in smdebug).
         """
         if self._steps is None:
-            from ..exceptions import SMDebugRuntimeError
-
             msg = "no tensor written yet: the event file is created with the first tensor"
             raise SMDebugRuntimeError(msg)
         return os.path.join(self.trial_dir, event_key(self.step, self.worker))

@@ -16,7 +16,9 @@ from typing import Any
 import attrs
 import sagemaker.estimator as _sdk_estimator
 from sagemaker.estimator import _TrainingJob
-from sagemaker.utils import name_from_base
+from sagemaker.fw_utils import UploadedCode
+from sagemaker.s3_utils import parse_s3_url
+from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
 from sagemaker.workflow.pipeline_context import runnable_by_pipeline
 
 from .. import request as _request
@@ -147,8 +149,6 @@ class Estimator(_sdk_estimator.Estimator):
     def _stage_user_code_in_s3(self) -> Any:
         if not self._dry_run:
             return super()._stage_user_code_in_s3()
-        from sagemaker.fw_utils import UploadedCode, parse_s3_url
-
         if self.code_location:
             bucket, prefix = parse_s3_url(self.code_location)
         elif self.output_path and self.output_path.startswith("s3://"):
@@ -188,8 +188,6 @@ class Estimator(_sdk_estimator.Estimator):
         experiment_config: dict[str, str] | None = None,
     ) -> None:
         """Start a training job, as ``sagemaker.estimator.Estimator.fit`` (validated request)."""
-        from sagemaker.utils import check_and_get_run_experiment_config
-
         self._prepare_for_training(job_name=job_name)
         experiment_config = check_and_get_run_experiment_config(experiment_config)
         self.latest_training_job = _DebuggerTrainingJob.start_new(self, inputs, experiment_config)

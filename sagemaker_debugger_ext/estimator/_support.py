@@ -8,7 +8,9 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from .._exceptions import ConfigTypeError, LocalModeError, field_error_message
+from sagemaker import s3
+
+from .._exceptions import ConfigTypeError, ConfigValueError, LocalModeError, field_error_message
 from ..config._collection import CollectionConfig
 from ..config._convert import (
     to_hook_config,
@@ -19,7 +21,8 @@ from ..config._convert import (
 from ..config._framework_profile import FixedProfilingParameters
 from ..config._hook import DebuggerHookConfig, TensorBoardOutputConfig
 from ..config._profiler import ProfilerConfig
-from ..config._rules import RuleBase
+from ..config._rules import Rule, RuleBase
+from ..local._sdk_hooks import is_our_local_session
 
 __all__ = [
     "bind_arguments",
@@ -54,9 +57,6 @@ def _convert_rules(value: Any) -> list[RuleBase] | None:
         return None
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
         raise ConfigTypeError(field_error_message("rules", "a list of Rule/ProfilerRule", value), field="rules", value=value)
-    from .._exceptions import ConfigValueError
-    from ..config._rules import Rule
-
     rules = [to_rule(rule, field=f"rules[{i}]") for i, rule in enumerate(value)]
     seen: dict[str, int] = {}
     for index, rule in enumerate(rules):
@@ -106,8 +106,6 @@ def convert_debugger_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 def check_instances(arguments: dict[str, Any]) -> None:
     """``instance_count`` >= 1; ``instance_type`` local/local_gpu with our LocalSession."""
-    from .._exceptions import ConfigValueError
-
     count = arguments.get("instance_count")
     if isinstance(count, (int, float, str)) and (isinstance(count, (bool, float, str)) or count < 1):
         raise ConfigValueError(field_error_message("instance_count", "an integer >= 1", count), field="instance_count", value=count)
@@ -125,6 +123,7 @@ def is_local_instance(instance_type: Any) -> bool:
 def make_local_session() -> Any:
     """Build ``sagemaker_debugger_ext.local.LocalSession()`` (imported lazily)."""
     try:
+        # local._session: sagemaker.local, rules and trials; only when a local instance type is used.
         from ..local import LocalSession  # type: ignore[attr-defined]
     except ImportError as exc:
         msg = (
@@ -133,13 +132,6 @@ def make_local_session() -> Any:
         )
         raise LocalModeError(msg) from exc
     return LocalSession()
-
-
-def is_our_local_session(session: Any) -> bool:
-    """True when ``session`` is this package's LocalSession (it has ``default_output_path``)."""
-    from ..local._sdk_hooks import is_our_local_session as check
-
-    return check(session)
 
 
 def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:
@@ -154,8 +146,6 @@ def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:
     def resolve(rule: RuleBase, source: str) -> str:
         if is_our_local_session(session):
             return "file://" + os.path.abspath(source.removeprefix("file://"))
-        from sagemaker import s3
-
         desired = s3.s3_path_join("s3://", session.default_bucket(), session.default_bucket_prefix, rule.name, str(uuid.uuid4()))
         if upload:
             return str(s3.S3Uploader.upload(local_path=source, desired_s3_uri=desired, sagemaker_session=session))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._decode import _tensor
+from ._event_proto import _tensor
 from ._wire import FIXED32, FIXED64, LEN, VARINT, iter_fields
 
 __all__ = ["decode_event", "decode_histogram"]

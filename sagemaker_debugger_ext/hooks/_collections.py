@@ -18,9 +18,11 @@ from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
 
 __all__ = [
+    "GRADIENT_PREFIX",
     "NON_HISTOGRAM_COLLECTIONS",
     "PYTORCH_BUILTIN_REGEXES",
     "SCALAR_COLLECTIONS",
+    "SCALAR_PREFIX",
     "TF_BUILTIN_REGEXES",
     "TRAIN_ONLY_COLLECTIONS",
     "XGBOOST_BUILTIN_REGEXES",
@@ -59,6 +61,10 @@ class CollectionKeys:
     TREES = "trees"
     LAYER_STATS = "layer_stats"
 
+
+# Tensor-name prefixes of the hooks: a parameter's gradient, a value given to save_scalar().
+GRADIENT_PREFIX = "gradient/"
+SCALAR_PREFIX = "scalar/"
 
 # Scalar-valued collections: always raw-only, never histograms (reference §1.4).
 SCALAR_COLLECTIONS = frozenset(

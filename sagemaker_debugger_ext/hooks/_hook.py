@@ -19,9 +19,9 @@ import numpy as np
 
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
-from ..format import BackgroundWriter
+from ..format import BackgroundWriter, write_collections_file, write_training_end
 from ..modes import ModeKeys
-from ._arrays import float_view, to_numpy
+from ._arrays import to_numpy
 from ._claim import WorkerClaim, claim_worker
 from ._collections import (
     PYTORCH_BUILTIN_REGEXES,
@@ -36,11 +36,10 @@ from ._json_config import load_hook_settings
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
+from ._saving import ExplicitSaves
 from ._step import StepOutput
 
 __all__ = ["BaseHook"]
-
-SCALAR_PREFIX = "scalar/"
 
 
 def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
@@ -49,7 +48,7 @@ def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
         hook.close()
 
 
-class BaseHook(NeverCrashGuard):
+class BaseHook(ExplicitSaves, NeverCrashGuard):
     """Shared machinery of the generic, PyTorch and XGBoost hooks (smdebug's ``BaseHook``)."""
 
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
@@ -306,72 +305,11 @@ class BaseHook(NeverCrashGuard):
         array, dtype = self._to_numpy(value)
         self._output_for_step().write_tensor(name, array, dtype, collections)
 
-    def _assign(self, tensor_name: str, collection_name: str) -> None:
-        """Make ``tensor_name`` an explicit member of ``collection_name``."""
-        known = self.collection_manager.find(collection_name) if self._prepared else None
-        if known is not None and tensor_name in known.tensor_names:  # per-step calls: the usual answer
-            return
-        coll = self.get_collection(collection_name)
-        if tensor_name not in coll.tensor_names:
-            coll.add_tensor_name(tensor_name)
-            self._tensor_colls.pop(tensor_name, None)
-            self._forget_plans()
-            self._dirty = True
-
-    def _forget_plans(self) -> None:
-        """Drop what a framework adapter cached about which tensors a step saves."""
-
-    def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> None:
-        """Save a value under ``tensor_name`` into one or more collections (new names allowed).
-
-        The value is copied now and written into the first step, this one included, at
-        which one of its collections is due.
-
-        Raises:
-            HookConfigError: empty name or collection names that are not strings.
-        """
-        if not isinstance(tensor_name, str) or not tensor_name:
-            raise HookConfigError(field_error_message("tensor_name", "a non-empty string", tensor_name))
-        targets = (collections_to_write,) if isinstance(collections_to_write, str) else tuple(collections_to_write)
-        if not targets or not all(isinstance(t, str) and t for t in targets):
-            raise HookConfigError(
-                field_error_message("collections_to_write", "a collection name or a list of them", collections_to_write)
-            )
-        for t in targets:
-            self._assign(tensor_name, t)
-        array, dtype = self._to_numpy(tensor_value)
-        self._pending[tensor_name] = (np.array(array, copy=True), dtype, targets)
-
-    def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> None:
-        """Save a scalar as ``scalar/<name>`` in the current step (always written).
-
-        ``timestamp`` (seconds since the epoch) becomes the event's ``wall_time``, as in
-        smdebug; ``sm_metric`` is accepted for smdebug compatibility.
-
-        Raises:
-            HookConfigError: ``value`` has more than one element, or ``timestamp`` is not a number.
-        """
-        if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, int | float)):
-            raise HookConfigError(field_error_message("timestamp", "seconds since the epoch (a number)", timestamp),
-                                  field="timestamp", value=timestamp)  # fmt: skip
-        array, dtype = self._to_numpy(value)
-        array = float_view(array, dtype)
-        if array.size != 1:
-            raise HookConfigError(field_error_message(name, "a scalar value", value), field=name)
-        full = SCALAR_PREFIX + name
-        self._scalars.append((full, np.array(array, copy=True).reshape(1), timestamp))
-        scalars = self.collection_manager.get(CollectionKeys.SCALARS)
-        if full not in scalars.tensor_names:
-            scalars.add_tensor_name(full)
-            self._dirty = True
-
     # --- output ------------------------------------------------------------------------------
     def export_collections(self) -> None:
         """Write this worker's collections JSON (done after the first saved step and at close)."""
         if not self._writes:
             return
-        from ..format import write_collections_file
-
         num_workers = self.context.world_size if self.save_all_workers else 1
         write_collections_file(self.out_dir, self.worker, self.collection_manager.to_json_dict(), num_workers)
         self._exported = True
@@ -398,8 +336,6 @@ class BaseHook(NeverCrashGuard):
             if self._writes:
                 self.export_collections()
                 if not self.context.sagemaker_job and self.context.rank == 0:
-                    from ..format import write_training_end
-
                     write_training_end(self.out_dir)
         if self._tb is not None:
             self._tb.close()

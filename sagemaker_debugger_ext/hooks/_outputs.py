@@ -1,7 +1,6 @@
 """Side outputs of the hook: TensorBoard export and framework metrics for the profiler.
 
-Both are optional and created only when configured; the profiler writer is imported
-lazily (CONTRACTS §D), so the hook works without the profiler package.
+Both are optional and created only when configured.
 """
 
 from __future__ import annotations
@@ -12,7 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from .._exceptions import ProfilerError
+from ..format import TensorBoardWriter
 from ..modes import ModeKeys
+from ..profiler import FrameworkMetricsWriter
 from ._context import TrainingContext
 
 __all__ = ["FrameworkMetrics", "TensorBoardExport"]
@@ -37,8 +39,6 @@ class TensorBoardExport:
     def _writer(self, mode: ModeKeys) -> Any:
         writer = self._writers.get(mode)
         if writer is None:
-            from ..format import TensorBoardWriter
-
             writer = self._writers[mode] = TensorBoardWriter(self.logdir, mode_name=mode.name)
         return writer
 
@@ -89,12 +89,6 @@ class FrameworkMetrics:
         if not os.path.isfile(path):
             _LOG.info("profiler config %s not found: profiling is off", path)
             return None
-        try:
-            from ..profiler import FrameworkMetricsWriter
-        except ImportError:
-            return None
-        from .._exceptions import ProfilerError
-
         node_id = f"{os.getpid()}-{context.host}".replace("/", "_")
         try:
             writer = FrameworkMetricsWriter.from_profiler_config(path, node_id)

@@ -49,7 +49,7 @@ def launcher_args(environ: Mapping[str, str]) -> list[str]:
 
 def _shared_hook() -> Any:
     if not _SHARED:
-        from ._hook import resolve_hook
+        from ._hook import resolve_hook  # torch: only once a trainer is made
 
         _SHARED.append(resolve_hook(None, {}))
     return _SHARED[0]
@@ -62,7 +62,7 @@ def _patch_transformers(module: ModuleType) -> None:
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        from .transformers import DebuggerCallback, add_debugger
+        from .transformers import DebuggerCallback, add_debugger  # transformers is loaded by now
 
         if not any(isinstance(cb, DebuggerCallback) for cb in self.callback_handler.callbacks):
             hook = _shared_hook()
@@ -78,7 +78,7 @@ def _patch_lightning(module: ModuleType) -> None:
 
     @functools.wraps(original)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        from .lightning import DebuggerCallback
+        from .lightning import DebuggerCallback  # lightning is loaded by now
 
         given = kwargs.get("callbacks")
         callbacks = [] if given is None else list(given) if isinstance(given, list | tuple) else [given]

@@ -47,7 +47,7 @@ _CONTENT_TYPE = "application/x-amz-json-1.1"
 
 @functools.cache
 def _operation_model(name: str) -> Any:
-    import botocore.session
+    import botocore.session  # botocore's models: loaded when the server answers its first request
 
     return botocore.session.get_session().get_service_model("sagemaker").operation_model(name)
 

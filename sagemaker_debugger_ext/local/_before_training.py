@@ -23,6 +23,10 @@ from .._exceptions import (
     RuleParameterError,
     field_error_message,
 )
+from ..config._addresses import resolve_output_address
+from ..config._hook_params import COLLECTION_KEYS, HOOK_KEYS
+from ..hooks._json_config import parse_hook_config
+from ..rules.builtin import BUILTIN_RULES
 
 __all__ = ["output_addresses", "request_problems", "request_warnings"]
 
@@ -45,8 +49,6 @@ def output_addresses(request: Mapping[str, Any]) -> Iterator[tuple[str, dict[str
 
 
 def _addresses(request: Mapping[str, Any]) -> list[Problem]:
-    from ..config._addresses import resolve_output_address
-
     problems = []
     for field, holder in output_addresses(request):
         value = holder.get("S3OutputPath")
@@ -100,8 +102,6 @@ def _did_you_mean(key: str, known: list[str]) -> str:
 
 
 def _builtin_rule(field: str, rule: str, params: Mapping[str, str]) -> list[Problem]:
-    from ..rules.builtin import BUILTIN_RULES
-
     declared = {p.name: p for p in getattr(BUILTIN_RULES[rule], "PARAMETERS", ())}
     problems = []
     for key, raw in params.items():
@@ -167,8 +167,6 @@ def _custom_rule(field: str, rule: str, source: str, params: Mapping[str, str], 
 
 
 def _rules(request: Mapping[str, Any], base: Path) -> list[Problem]:
-    from ..rules.builtin import BUILTIN_RULES
-
     problems = []
     for index, cfg in enumerate(request.get("DebugRuleConfigurations") or []):
         field = f"DebugRuleConfigurations[{index}].RuleParameters"
@@ -185,9 +183,6 @@ def _rules(request: Mapping[str, Any], base: Path) -> list[Problem]:
 
 
 def _hook(request: Mapping[str, Any]) -> list[Problem]:
-    from ..config._hook_params import COLLECTION_KEYS, HOOK_KEYS
-    from ..hooks._json_config import parse_hook_config
-
     hook = request.get("DebugHookConfig")
     if not isinstance(hook, dict):
         return []
@@ -232,7 +227,7 @@ def _credentials(request: Mapping[str, Any]) -> list[Problem]:
     uris = list(_s3_uris(request))
     if not uris:
         return []
-    import boto3
+    import boto3  # only for s3:// addresses: local-only jobs never import it
 
     try:
         usable = boto3.Session().get_credentials() is not None

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import LocalJobInputError, field_error_message
+from .._exceptions import JobAlreadyExistsError, LocalJobInputError, field_error_message
 from ._describe import describe_response, summary_response, training_job_arn
 from ._event_callables import CallableFollower
 from ._events import handler_specs
@@ -94,8 +94,6 @@ class LocalTrainingClient:
         name = validate_job_name(request.get("TrainingJobName"))
         output_default = str(self.settings.get("OutputPath") or default_output_path())
         if self.store.exists(name):
-            from .._exceptions import JobAlreadyExistsError
-
             msg = f"a local training job named {name!r} already exists in {self.store.root}; choose another job name"
             raise JobAlreadyExistsError(msg, job_name=name)
         caller_cwd = str(Path.cwd())
@@ -152,7 +150,7 @@ class LocalTrainingClient:
 
     def _run_inline(self, paths: JobPaths) -> None:
         """Run the supervisor in this process (blocking): for in-process fakes such as moto."""
-        from ._supervisor import Supervisor
+        from ._supervisor import Supervisor  # boto3 (S3 sync): only for inline runs, not in every client
 
         env = dict(os.environ if self._environ is None else self._environ)
         Supervisor(paths, env, install_signal_handlers=False).run()

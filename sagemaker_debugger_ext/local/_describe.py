@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..request._paths import artifacts_path
+from ..request._service_model import validate_request
 from ._container import profiler_enabled
 from ._rule_containers import rule_job_arn
 
@@ -160,9 +161,7 @@ def response_problems(operation: str, response: Mapping[str, Any]) -> list[tuple
     accepted: ``file://`` / empty output URIs and the ``local`` / ``local_gpu`` instance
     types.
     """
-    import botocore.session
-
-    from ..request._service_model import validate_request
+    import botocore.session  # botocore's models: loaded on first use
 
     shape = botocore.session.get_session().get_service_model("sagemaker").operation_model(operation).output_shape
     problems = validate_request(shape, dict(response), allow_local_uris=True)

@@ -7,15 +7,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .._exceptions import LocalJobInputError
+from ..format import safe_join
+from ..storage import open_storage
 from ._job_spec import JobSpec, local_path_of
 
 __all__ = ["extract_bundle", "fetch_channels", "fetch_code"]
 
 
 def _download_prefix(uri: str, dest: Path) -> Path:
-    from ..format import safe_join
-    from ..storage import open_storage
-
     store = open_storage(uri)
     dest.mkdir(parents=True, exist_ok=True)
     found = False
@@ -44,8 +43,6 @@ def fetch_code(spec: JobSpec, job_root: Path) -> Path:
         return local
     dest = job_root / "code"
     parent, _, name = spec.submit_dir.rpartition("/")
-    from ..storage import open_storage
-
     tar_path = job_root / "sourcedir.tar.gz"
     tar_path.write_bytes(open_storage(parent).read(name))
     extract_bundle(tar_path, dest, source=spec.submit_dir)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -231,8 +232,6 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     Raises:
         LocalJobInputError: with ``problems``, a list of ``(field, message)``.
     """
-    import warnings
-
     for text in request_warnings(request):
         warnings.warn(text, UserWarning, stacklevel=4)
     problems = request_problems(request, base_dir=base)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..profiler import update_profiler_config_file
 from ._job_store import JobPaths, atomic_write_json, read_json
 
 __all__ = ["UPDATES_FILE", "UpdateWatcher", "write_host_profiler_config"]
@@ -55,8 +56,6 @@ def write_host_profiler_config(path: Path, config: Mapping[str, Any], *, local_p
     A job that started with profiling disabled has no such file: it is created with the
     job's profiler ``LocalPath`` first, as the container setup would have written it.
     """
-    from ..profiler import update_profiler_config_file
-
     if not path.exists():
         enabled = not bool(config.get("DisableProfiler", False))
         atomic_write_json(

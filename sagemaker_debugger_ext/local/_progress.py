@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..format._layout import parse_index_key
+
 __all__ = ["PROGRESS_ENV", "ProgressLines"]
 
 PROGRESS_ENV = "SAGEMAKER_DEBUGGER_EXT_PROGRESS_SECONDS"
@@ -30,8 +32,6 @@ def _interval(environ: Mapping[str, str]) -> float:
 
 def last_saved_step(debug_dir: Path) -> int | None:
     """The highest step with an index file under ``debug_dir`` (None before the first)."""
-    from ..format._layout import parse_index_key
-
     index = debug_dir / "index"
     if not index.is_dir():
         return None

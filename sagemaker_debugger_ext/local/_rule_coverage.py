@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..rules._evidence import RULE_COLLECTIONS
+
 __all__ = ["rule_coverage_warnings"]
 
 _STEP_HYPERPARAMETERS = ("max_steps", "steps", "num_steps", "train_steps", "iterations", "num_round")
@@ -55,8 +57,6 @@ def _fix(collection: str) -> str:
 def rule_coverage_warnings(request: Mapping[str, Any], script: Path | None = None) -> list[str]:
     """What each Debugger rule of ``request`` will likely not see; ``script`` is the entry
     point's local file when known."""
-    from ..rules._evidence import RULE_COLLECTIONS
-
     hook = request.get("DebugHookConfig") or {}
     rules = request.get("DebugRuleConfigurations") or []
     if not hook or not rules:

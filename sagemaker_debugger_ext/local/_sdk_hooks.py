@@ -101,7 +101,7 @@ def _wrap_telemetry(original: Any) -> Any:
 
 def install() -> None:
     """Wrap the two SDK functions (once per process)."""
-    from sagemaker import estimator
+    from sagemaker import estimator  # the SDK: only when a LocalSession is made
     from sagemaker.telemetry import telemetry_logging
 
     base = estimator.EstimatorBase

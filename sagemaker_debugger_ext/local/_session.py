@@ -24,7 +24,7 @@ from ..rules._fit_summary import fit_summary
 from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
 from ._job_store import JobStore
-from ._logs import follow_job
+from ._logs import LogFollower, follow_job
 from ._sdk_hooks import install as _install_sdk_hooks
 
 _install_sdk_hooks()
@@ -194,8 +194,6 @@ class LocalSession(_SdkLocalSession):
 
 def follow_logs_once(client: LocalTrainingClient, job_name: str, log_type: str) -> None:
     """Print the logs written so far."""
-    from ._logs import LogFollower
-
     request = client.store.read_request(job_name)
     count = int((request.get("ResourceConfig") or {}).get("InstanceCount") or 1)
     follower = LogFollower(

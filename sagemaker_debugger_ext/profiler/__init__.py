@@ -1,17 +1,16 @@
 """Profiler: system monitor, framework metrics, profiler trial, profiler rules and report.
 
-The report (matplotlib) is imported only when used.
+The report imports matplotlib only when it draws one.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from ._config import ProfilerSettings, read_profiler_config, update_profiler_config_file
 from ._events import FrameworkEvent, SystemEvent
 from ._framework_writer import FrameworkMetricsWriter
 from ._system_writer import SystemMetricsWriter
 from ._trial import ProfilerTrial, create_profiler_trial
+from .rules._report import render_profiler_report
 
 __all__ = [
     "FrameworkEvent",
@@ -26,10 +25,3 @@ __all__ = [
     "update_profiler_config_file",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "render_profiler_report":
-        from ._report import render_profiler_report
-
-        return render_profiler_report
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

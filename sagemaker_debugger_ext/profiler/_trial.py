@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 from .._container_env import TRAINING_END_MARKER
 from .._exceptions import ProfilerError, field_error_message
+from ..storage import open_storage
 from ._events import FrameworkEvent, SystemEvent, is_gpu_dimension
 from ._mirror import RemoteMirror
 from ._readers import FrameworkMetricsReader, SystemMetricsReader
@@ -53,8 +54,6 @@ class ProfilerTrial:
         self.uri = str(path)
         self._mirror: RemoteMirror | None = None
         if self.uri.startswith("s3://"):
-            from ..storage import open_storage
-
             cache = Path(cache_dir) if cache_dir is not None else Path(tempfile.mkdtemp(prefix="profiler-trial-"))
             self._mirror = RemoteMirror(open_storage(self.uri), cache)
             self.path = cache

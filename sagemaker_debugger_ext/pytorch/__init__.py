@@ -16,7 +16,8 @@ from .._container_env import USE_SMDEBUG_ENV
 from ..hooks._collections import Collection, CollectionKeys
 from ..hooks._reduction_config import ReductionConfig, parse_bool
 from ..hooks._save_config import SaveConfig, SaveConfigMode
-from ..hooks.pytorch._hook import Hook, current_hook, del_hook, set_hook
+from ..hooks.pytorch._hook import Hook
+from ..hooks.pytorch._singleton import current_hook, del_hook, set_hook
 
 __all__ = [
     "Collection",
@@ -56,7 +57,7 @@ def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = F
 
 
 def __getattr__(name: str) -> Any:
-    if name == "create_trial":
+    if name == "create_trial":  # the reader side (trials, storage): not loaded into training processes
         from ..trials import create_trial
 
         return create_trial

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hooks.pytorch._hook import del_hook, set_hook
+from ..hooks.pytorch._singleton import del_hook, set_hook
 from . import get_hook
 
 __all__ = ["del_hook", "get_hook", "set_hook"]

@@ -19,6 +19,7 @@ from .._html import esc, page, table
 from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
+from ..storage import open_storage
 from ._plots import tensor_series
 from ._rule_plots import rule_plots
 from ._summary import format_steps, open_trial, summarize_trial
@@ -78,8 +79,6 @@ def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any
 
     Rules whose report cannot be read (not written, not synced, unreachable) are left out.
     """
-    from ..storage import open_storage
-
     reports: dict[str, dict[str, Any]] = {}
     for status in description.get("DebugRuleEvaluationStatuses") or []:
         rule = str(status.get("RuleConfigurationName", ""))

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..local import LocalTrainingClient
+from ..profiler import render_profiler_report
 from ..request._paths import artifacts_path, profiler_artifacts_path
 from ._job_report import write_job_report
 
@@ -21,8 +23,6 @@ def describe_local_job(job_name: str) -> dict[str, Any]:
     Raises:
         JobNotFoundError: no local job has that name.
     """
-    from ..local import LocalTrainingClient
-
     return LocalTrainingClient().describe_training_job(job_name)
 
 
@@ -79,7 +79,5 @@ def write_local_job_reports(
     written = [write_job_report(description, out / JOB_REPORT_FILE)]
     profiler_dir = profiler_output_dir(description)
     if profiler_dir is not None:
-        from ..profiler import render_profiler_report
-
         written.append(render_profiler_report(profiler_dir, out, parameters=dict(profiler_parameters or {})))
     return written

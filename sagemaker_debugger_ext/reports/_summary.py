@@ -8,7 +8,9 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import DebuggerExtError, StorageNotFoundError, field_error_message
+from .._exceptions import ConfigValueError, DebuggerExtError, StorageNotFoundError, field_error_message
+from ..storage import open_storage
+from ..trials import create_trial
 
 __all__ = ["ModeSteps", "TensorRow", "TrialSummary", "format_steps", "open_trial", "summarize_trial"]
 
@@ -94,8 +96,6 @@ def format_steps(steps: tuple[int, ...] | list[int]) -> str:
 
 def _has_collections(path: str) -> bool:
     if path.startswith("s3://"):
-        from ..storage import open_storage
-
         try:
             return next(iter(open_storage(path).list("collections/")), None) is not None
         except StorageNotFoundError:
@@ -123,8 +123,6 @@ def open_trial(path: str | Path) -> Any:
             "path", "a debug output folder or s3:// URI with a collections/ file", text
         )
         raise StorageNotFoundError(msg, uri=text)
-    from ..trials import create_trial
-
     uri = text.removeprefix("file://")
     return create_trial(uri)
 
@@ -159,8 +157,6 @@ def summarize_trial(trial: Any, *, collection: str | None = None) -> TrialSummar
     Raises:
         ConfigValueError: ``collection`` is not one of the trial's collections.
     """
-    from .._exceptions import ConfigValueError
-
     coll_names = sorted(trial.collections())
     if collection is not None and collection not in coll_names:
         msg = field_error_message("collection", f"one of {coll_names}", collection)

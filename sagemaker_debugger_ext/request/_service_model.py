@@ -25,7 +25,7 @@ _S3_PATTERN_HINTS = ("s3://", "(https|s3)://", "s3|https")
 @functools.cache
 def create_training_job_shape() -> Any:
     """The ``CreateTrainingJob`` input shape of the installed botocore (cached)."""
-    import botocore.session
+    import botocore.session  # botocore's service models: loaded on first validation
 
     model = botocore.session.get_session().get_service_model("sagemaker")
     return model.operation_model("CreateTrainingJob").input_shape

@@ -138,7 +138,7 @@ class Actions:
     def _client(self, service: str) -> Any:
         if self._client_factory is not None:
             return self._client_factory(service)
-        import boto3
+        import boto3  # AWS clients: only when an action is sent to AWS
 
         return boto3.client(service, region_name=self._region) if self._region else boto3.client(service)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import RuleNotFoundError, RuleParameterError
+from ..storage import open_storage
 from ._rule import Rule
 
 __all__ = ["fetch_source", "instantiate_rule", "load_rule_class"]
@@ -21,8 +22,6 @@ __all__ = ["fetch_source", "instantiate_rule", "load_rule_class"]
 def fetch_source(source: str, work_dir: Path) -> Path:
     """Local path of the rule source: ``file://``, a plain path, or ``s3://`` (downloaded)."""
     if source.startswith("s3://"):
-        from ..storage import open_storage
-
         parent, _, name = source.rstrip("/").rpartition("/")
         data = open_storage(parent + "/").read(name)
         target = work_dir / (Path(name).name or "custom_rule.py")

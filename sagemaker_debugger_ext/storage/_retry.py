@@ -89,7 +89,7 @@ def with_retries(op: Callable[[], T], *, uri: str, what: str, policy: RetryPolic
 
 def s3_client() -> Any:
     """A boto3 S3 client; honours ``AWS_ENDPOINT_URL(_S3)``; we do the retrying."""
-    import boto3
+    import boto3  # storage stays light: boto3/botocore load with the first s3:// access
     from botocore.config import Config
 
     cfg = Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=3, read_timeout=60)

@@ -12,6 +12,7 @@ from typing import Any
 from .. import modes
 from .._exceptions import ConfigValueError, field_error_message
 from ..modes import ModeKeys
+from ..profiler import create_profiler_trial
 from ..storage import Storage, open_storage
 from ._collections import Collection
 from ._smdebug_trials import LocalTrial, S3Trial
@@ -60,8 +61,6 @@ def create_trial(
         msg = field_error_message("create_trial keyword", "a known argument", min(unknown))
         raise ConfigValueError(msg, field="create_trial", value=sorted(unknown))
     if smdebug_kwargs.get("profiler"):  # smdebug: create_trial(path, profiler=True) is a profiler trial
-        from ..profiler import create_profiler_trial
-
         return create_profiler_trial(os.fspath(path))  # type: ignore[arg-type,return-value]
     if incomplete_step_window is None:
         incomplete_step_window = _window_from_env()

@@ -48,7 +48,7 @@ def get_hook(json_config_path: str | None = None) -> Hook | None:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "create_trial":
+    if name == "create_trial":  # the reader side (trials, storage): not loaded into training processes
         from ..trials import create_trial
 
         return create_trial

@@ -258,3 +258,18 @@ def test_reassigned_sdk_rules_are_converted(aws: None) -> None:
     est.rules = [d.Rule.sagemaker(d.rule_configs.overfit())]
     request = est.training_job_request(job_name="reassigned")
     assert request["DebugRuleConfigurations"][0]["RuleConfigurationName"] == "Overfit"
+
+
+def test_training_job_request_with_entry_point_names_the_code_and_uploads_nothing(aws: None, tmp_path: Path) -> None:
+    """With an entry point, training_job_request() names the code's S3 tarball without uploading it."""
+    import boto3
+
+    script = tmp_path / "train.py"
+    script.write_text("print('training')\n")
+    est = _estimator(entry_point=str(script), output_path="s3://sagemaker-us-west-2-123456789012/out")
+    request = est.training_job_request(job_name="code-job")
+    hps = request["HyperParameters"]
+    assert hps["sagemaker_submit_directory"] == '"s3://sagemaker-us-west-2-123456789012/code-job/source/sourcedir.tar.gz"'
+    assert hps["sagemaker_program"] == '"train.py"'
+    s3 = boto3.client("s3", region_name="us-west-2")
+    assert all("Contents" not in s3.list_objects_v2(Bucket=b["Name"]) for b in s3.list_buckets()["Buckets"])

@@ -13,7 +13,7 @@ import torch.nn as nn
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
 
 import sagemaker_debugger_ext.pytorch as smd
-from sagemaker_debugger_ext.hooks.pytorch._distributed import clean_name
+from sagemaker_debugger_ext.hooks.pytorch._naming import clean_name
 from sagemaker_debugger_ext.trials import create_trial
 
 

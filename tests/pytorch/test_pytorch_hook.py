@@ -286,9 +286,10 @@ def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch:
     """get_hook(create_if_not_exists=True) builds the hook from the JSON config, or gives None without one."""
     import json
 
-    from sagemaker_debugger_ext.hooks.pytorch import _hook as impl
+    from sagemaker_debugger_ext.hooks._current import HookSlot
+    from sagemaker_debugger_ext.hooks.pytorch import _singleton
 
-    monkeypatch.setattr(impl, "_CURRENT", impl.HookSlot())
+    monkeypatch.setattr(_singleton, "_SLOT", HookSlot())
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
     assert smd.get_hook(create_if_not_exists=True) is None
     cfg = tmp_path / "hook.json"

@@ -23,7 +23,7 @@ import numpy as np
 from ..._exceptions import HookError, field_error_message
 from ...core import singleton_utils
 from ...modes import ModeKeys
-from .._collections import PYTORCH_BUILTIN_REGEXES, CollectionKeys
+from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, CollectionKeys
 from .._hook import BaseHook
 from .._reduction_config import ReductionConfig
 from .._save_config import SaveConfig, SaveConfigMode
@@ -31,7 +31,6 @@ from .._save_config import SaveConfig, SaveConfigMode
 __all__ = ["MXNET_BUILTIN_REGEXES", "Hook"]
 
 _LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
-GRADIENT_PREFIX = "gradient/"
 # smdebug's MXNet collections: PyTorch's without the activation ones; Gluon names losses
 # ``softmaxcrossentropyloss0_output_0``.
 MXNET_BUILTIN_REGEXES: dict[str, list[str]] = {

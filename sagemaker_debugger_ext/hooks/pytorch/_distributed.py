@@ -11,7 +11,7 @@ For those parameters (:class:`ShardedParams`):
 
 * names are the unsharded model's: the ``FSDP<Model>`` class fully_shard creates is named
   ``<Model>``, and FSDP1 / activation-checkpoint wrapper prefixes (``_fsdp_wrapped_module.``,
-  ``_checkpoint_wrapped_module.``) are dropped (:func:`unwrapped_class_name`, :func:`clean_name`);
+  ``_checkpoint_wrapped_module.``) are dropped (:mod:`._naming`);
 * at a saved step every rank gathers each due parameter with ``DTensor.full_tensor()`` (an
   all-gather, so every rank takes part, writers or not, in the same order) and the writing
   ranks save the full tensor: one logical tensor per name, equal on every worker. When every
@@ -40,50 +40,18 @@ import attrs
 import torch
 
 from ...modes import ModeKeys
+from .._collections import GRADIENT_PREFIX
+from .._reduction_config import reduction_tensor_name
+from ._naming import parameter_names
+from ._shard_reductions import SUPPORTED, reduce_shards
 
 if TYPE_CHECKING:
     from .._collections import Collection
     from ._hook import Hook
 
-__all__ = ["ShardedParams", "adopt_process_group", "clean_name", "on_first_step", "unwrapped_class_name"]
+__all__ = ["ShardedParams", "adopt_process_group", "on_first_step"]
 
 _LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
-
-WRAPPER_PARTS = frozenset({"_fsdp_wrapped_module", "_checkpoint_wrapped_module"})
-_FSDP2_CLASS_PREFIX = "FSDP"
-
-
-def clean_name(name: str) -> str:
-    """``name`` (a dotted module or parameter path) without FSDP1 / activation-checkpoint
-    wrapper components: ``fc1._checkpoint_wrapped_module.weight`` -> ``fc1.weight``."""
-    if "_wrapped_module" not in name:
-        return name
-    return ".".join(part for part in name.split(".") if part not in WRAPPER_PARTS)
-
-
-def _fsdp2_module_class() -> type | None:
-    if "torch.distributed.fsdp" not in sys.modules and "torch.distributed._composable.fsdp" not in sys.modules:
-        return None  # fully_shard was never imported: no module can be an FSDPModule
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # pragma: no cover - torch without FSDP2
-        return None
-    return FSDPModule
-
-
-def unwrapped_class_name(module: torch.nn.Module) -> str:
-    """``module._get_name()``, with the class fully_shard made (``FSDP<Model>``) named ``<Model>``
-    and an FSDP1 ``FullyShardedDataParallel`` wrapper named after the model it wraps."""
-    fsdp2 = _fsdp2_module_class()
-    if fsdp2 is not None and isinstance(module, fsdp2):
-        for base in type(module).__mro__[1:]:
-            if base is not fsdp2 and not issubclass(base, fsdp2) and issubclass(base, torch.nn.Module):
-                return base.__name__
-    inner = getattr(module, "_fsdp_wrapped_module", None)
-    if isinstance(inner, torch.nn.Module) and type(module).__name__ == "FullyShardedDataParallel":
-        return unwrapped_class_name(inner)
-    return module._get_name()
-
 
 def is_sharded(param: torch.Tensor) -> bool:
     """Whether ``param`` is a DTensor (a shard of a larger logical tensor)."""
@@ -191,8 +159,6 @@ class ShardedParams:
         this step. A module whose parameters FSDP has already unsharded (the root, in its forward
         pre-hook) is hooked now; the others through a forward pre-hook, which runs after FSDP's.
         ``handles`` collects what to remove at the step's end."""
-        from ._hook import GRADIENT_PREFIX
-
         for module, own in self.owners.items():
             picked = [(attr, GRADIENT_PREFIX + name) for attr, name in own if wanted(GRADIENT_PREFIX + name)]
             if not picked:
@@ -231,8 +197,6 @@ def _save_fsdp1(hook: Hook, root: torch.nn.Module, due: frozenset[Collection]) -
     parameters; return the parameter names."""
     from torch.distributed.fsdp import FullyShardedDataParallel
 
-    from ._naming import parameter_names
-
     with FullyShardedDataParallel.summon_full_params(root, writeback=False):
         named = parameter_names(root)
         for name, param in named:
@@ -245,8 +209,6 @@ def _save_fsdp1(hook: Hook, root: torch.nn.Module, due: frozenset[Collection]) -
 
 def _reductions_only(colls: tuple[Collection, ...]) -> bool:
     """Whether the collections save only reductions (no raw tensor) that shards can give."""
-    from ._shard_reductions import SUPPORTED
-
     for coll in colls:
         cfg = coll.reduction_config
         if cfg is None or cfg.save_raw_tensor or not cfg.all_reductions:
@@ -263,8 +225,6 @@ def _sharded_1d(param: torch.Tensor) -> bool:
 
 
 def _save_shard_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]) -> None:
-    from ._shard_reductions import reduce_shards
-
     by_group: dict[Any, list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]] = {}
     for item in items:  # one set of all_reduces per process group, in the same order on every rank
         by_group.setdefault(item[1].device_mesh.get_group(), []).append(item)  # type: ignore[attr-defined]
@@ -278,8 +238,6 @@ def _save_shard_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter
 
 def _write_reductions(hook: Hook, items: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]],
                       results: list[dict[tuple[str, bool], Any]]) -> None:  # fmt: skip
-    from .._reduction_config import reduction_tensor_name
-
     out = hook._output_for_step()
     for (name, param, colls), values in zip(items, results, strict=True):
         for (op, is_abs), value in values.items():

@@ -25,55 +25,17 @@ import torch
 
 from ..._exceptions import HookError, field_error_message
 from ...modes import ModeKeys
-from .._collections import PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
-from .._current import HookSlot
+from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
 from .._hook import BaseHook
 from .._reduction_config import ReductionConfig
 from .._save_config import SaveConfig, SaveConfigMode
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
+from ._singleton import track
+from ._tensors import iter_tensors, tensor_to_numpy
 
-__all__ = ["Hook", "current_hook", "del_hook", "set_hook"]
-
-GRADIENT_PREFIX = "gradient/"
-_CURRENT = HookSlot()  # smdebug's get_hook() singleton (compat): set_hook() pins, the newest hook is weak
-
-
-def current_hook() -> Hook | None:
-    """The hook given to :func:`set_hook` last, else the most recently created PyTorch hook
-    that is still alive."""
-    hook: Hook | None = _CURRENT.get()
-    return hook
-
-
-def set_hook(hook: Hook | None) -> None:
-    """Make ``hook`` the one ``get_hook()`` returns (smdebug's ``set_hook``)."""
-    _CURRENT.set(hook)
-
-
-def del_hook() -> None:
-    """Forget the process-wide hook: ``get_hook()`` returns None (or creates a new one)."""
-    _CURRENT.clear()
-
-
-def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
-    """A CPU numpy view (no copy for CPU tensors: the step writer copies what it writes);
-    bfloat16 as raw uint16 bits with dtype ``"bfloat16"``."""
-    t = value.detach()
-    if t.dtype in _NUMPY_OK and t.is_cpu:  # the usual case first (per saved tensor)
-        return t.numpy(), None
-    if t.dtype == torch.bfloat16:
-        return t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16), "bfloat16"
-    if t.dtype not in _NUMPY_OK:
-        t = t.float()
-    return (t.numpy() if t.is_cpu else t.cpu().numpy()), None
-
-
-_NUMPY_OK = {
-    torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.uint8, torch.bool, torch.complex64, torch.complex128,
-}  # fmt: skip
+__all__ = ["Hook"]
 
 
 class Hook(BaseHook):
@@ -136,7 +98,7 @@ class Hook(BaseHook):
         # overridden writers may rename: on saved steps every module's callback then runs
         self._own_write = cls._write_inputs is not Hook._write_inputs or cls._write_outputs is not Hook._write_outputs
         self.module_maps: dict[torch.nn.Module, str] = {}  # older smdebug releases' module -> name map
-        _CURRENT.track(self)  # the newest hook is the process's hook (held weakly unless set_hook'ed)
+        track(self)  # the newest hook is the process's hook (held weakly unless set_hook'ed)
 
     # --- registration --------------------------------------------------------------------
     def register_module(self, module: torch.nn.Module) -> None:
@@ -367,7 +329,7 @@ class Hook(BaseHook):
         key = name + suffix
         idx = self._io_index.get(key, 0)
         by_class = self._activation_prefixes.get(key)
-        for tensor in _tensors(value):
+        for tensor in iter_tensors(value):
             tname = f"{key}{idx}"
             if by_class:
                 self._record_activation(tname, by_class)
@@ -420,11 +382,3 @@ class _SavePlan(NamedTuple):
     forward: list[tuple[torch.nn.Module, Any]]
     grads: list[tuple[torch.nn.Parameter, Any]]
     params: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]
-
-
-def _tensors(value: Any) -> Iterable[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _tensors(item)

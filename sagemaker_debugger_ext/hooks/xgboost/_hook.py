@@ -8,6 +8,7 @@ Per saved iteration: metrics (``train-rmse``), ``feature_importance/<type>/<feat
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -172,8 +173,6 @@ class Hook(BaseHook, TrainingCallback):
 
 def _booster_type(model: xgb.Booster) -> str:
     try:
-        import json
-
         return str(json.loads(model.save_config())["learner"]["gradient_booster"]["name"])
     except (KeyError, ValueError):
         return "gbtree"

@@ -28,6 +28,7 @@ from ..._container_env import (
     ContainerPaths,
 )
 from ..._exceptions import LocalJobInputError
+from ...xgboost import Hook
 from ._channels import validate_channels
 from ._data import load_dmatrix
 from ._hyperparameters import CONTAINER_ONLY, validate_hyperparameters
@@ -60,8 +61,6 @@ def _debug_hook(paths: ContainerPaths, hps: dict[str, Any], dtrain: xgb.DMatrix,
     config = paths.config_file(CONFIG_FILE_DEBUG_HOOK)
     if not config.is_file():
         return None
-    from ...xgboost import Hook
-
     hook = Hook.create_from_json_file(config)
     hook.hyperparameters = dict(hps)
     hook.train_data = dtrain

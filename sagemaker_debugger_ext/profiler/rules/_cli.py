@@ -23,6 +23,7 @@ from ..._rule_status import write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
 from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
+from ._report import render_profiler_report
 from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["build_rule", "main", "run_command", "run_rule"]
@@ -97,8 +98,6 @@ def run_rule(
         outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
         write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
         if isinstance(rule, ProfilerReport):
-            from .._report import render_profiler_report  # the HTML report (matplotlib), ProfilerReport only
-
             render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
     except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
         status.write("Error", f"Exception during rule evaluation: {type(exc).__name__}: {exc}")

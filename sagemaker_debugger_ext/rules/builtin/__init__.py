@@ -6,9 +6,6 @@ SageMaker parameters (names and defaults) in ``PARAMETERS``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-
 from ._activations import DeadRelu, SaturatedActivation
 from ._base import BuiltinRule
 from ._classification import ClassImbalance, Confusion
@@ -16,6 +13,7 @@ from ._gradients import PoorWeightInitialization, VanishingGradient, WeightUpdat
 from ._inputs import CheckInputImages, NLPSequenceRatio
 from ._losses import LossNotDecreasing, Overfit, Overtraining
 from ._presets import RECOMMENDED_RULE_PARAMETERS, recommended_rule, recommended_rule_parameters
+from ._registry import BUILTIN_RULES
 from ._stalled import StalledTrainingRule
 from ._tensors import (
     AllZero,
@@ -55,30 +53,3 @@ __all__ = [
     "recommended_rule",
     "recommended_rule_parameters",
 ]
-
-BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType({
-    cls.__name__: cls
-    for cls in (
-        VanishingGradient,
-        ExplodingTensor,
-        WeightUpdateRatio,
-        AllZero,
-        ClassImbalance,
-        LossNotDecreasing,
-        Overfit,
-        Overtraining,
-        SimilarAcrossRuns,
-        StalledTrainingRule,
-        TensorVariance,
-        UnchangedTensor,
-        CheckInputImages,
-        NLPSequenceRatio,
-        Confusion,
-        FeatureImportanceOverweight,
-        TreeDepth,
-        DeadRelu,
-        PoorWeightInitialization,
-        SaturatedActivation,
-        CreateXgboostReport,
-    )
-})

@@ -22,6 +22,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from ...config import Rule, rule_configs
+from ._registry import BUILTIN_RULES
+
 __all__ = ["RECOMMENDED_RULE_PARAMETERS", "recommended_rule", "recommended_rule_parameters"]
 
 RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType({
@@ -35,8 +38,6 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
 
 def recommended_rule_parameters(rule_name: str) -> dict[str, str]:
     """A copy of the recommended ``RuleParameters`` of ``rule_name`` (empty: its defaults are quiet)."""
-    from . import BUILTIN_RULES
-
     if rule_name not in BUILTIN_RULES:
         msg = f"'rule_name' must be a built-in rule (got {rule_name!r}); built-ins: {', '.join(sorted(BUILTIN_RULES))}"
         raise ValueError(msg)
@@ -46,8 +47,6 @@ def recommended_rule_parameters(rule_name: str) -> dict[str, str]:
 def recommended_rule(rule_name: str, **rule_kwargs: Any) -> Any:
     """``Rule.sagemaker(rule_configs.<rule>(), rule_parameters=<recommended>)``; ``rule_parameters``
     in ``rule_kwargs`` are applied on top of the recommended ones."""
-    from ... import Rule, rule_configs
-
     params = recommended_rule_parameters(rule_name)
     params.update(rule_kwargs.pop("rule_parameters", None) or {})
     snake = {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(rule_name) or "".join("_" + c.lower() if c.isupper() else c for c in rule_name).lstrip("_")

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .._html import esc, page, png_img, table
-from ..format._files import atomic_write
-from ._trial import ProfilerTrial
-from .rules._registry import ProfilerReport
-from .rules._runner import follow_trial, write_rule_outputs
-from .rules._system_rules import NO_GPU_NOTE
+from ..._html import esc, page, png_img, table
+from ...format._files import atomic_write
+from .._trial import ProfilerTrial
+from ._registry import ProfilerReport
+from ._runner import follow_trial, write_rule_outputs
+from ._system_rules import NO_GPU_NOTE
 
 __all__ = ["REPORT_FILE", "TRIGGERS_NOTE", "render_profiler_report", "why_not_triggered"]
 
@@ -131,7 +131,7 @@ def render_profiler_report(
 
     .. versionadded:: 0.1.0
     """
-    from . import _plots  # matplotlib: only when a report is drawn
+    from .. import _plots  # matplotlib: only when a report is drawn
 
     trial = source if isinstance(source, ProfilerTrial) else ProfilerTrial(source)
     trial.refresh()
