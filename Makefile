@@ -86,6 +86,7 @@ LINT_PATHS := sagemaker_debugger_ext tests benchmarks notebooks examples docs
 lint: $(STAMP)
 	$(PIP) install --quiet $(LINT_TOOLS)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 

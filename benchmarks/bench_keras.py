@@ -43,7 +43,9 @@ def _model(keras: Any) -> Any:
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input(shape=(256,)), keras.layers.Dense(256, activation="relu"),
                               keras.layers.Dense(256, activation="relu"), keras.layers.Dense(10)])  # fmt: skip
-    model.compile(optimizer=keras.optimizers.SGD(0.01), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(0.01), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
     return model
 
 
@@ -65,7 +67,11 @@ def _repeat(keras: Any, data: tuple[Any, Any], out_dir: Path) -> float:
         block(hooked, [hook])
     totals = {"base": 0.0, "hook": 0.0}
     for cycle in range(CYCLES):
-        order = (("hook", hooked, [hook]), ("base", base, [])) if cycle % 2 == 0 else (("base", base, []), ("hook", hooked, [hook]))
+        order = (
+            (("hook", hooked, [hook]), ("base", base, []))
+            if cycle % 2 == 0
+            else (("base", base, []), ("hook", hooked, [hook]))
+        )
         for key, model, cbs in order:
             totals[key] += block(model, cbs)
     hook.close()

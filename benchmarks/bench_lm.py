@@ -43,7 +43,9 @@ def _hook(out_dir: Path, raw: bool) -> Any:
     from sagemaker_debugger_ext.hooks import TrainingContext
     from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
 
-    reductions = None if raw else ReductionConfig(reductions=["min", "max", "mean"], abs_reductions=["mean"], norms=["l2"])
+    reductions = (
+        None if raw else ReductionConfig(reductions=["min", "max", "mean"], abs_reductions=["mean"], norms=["l2"])
+    )
     return Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=reductions,
                 include_collections=["weights", "gradients", "losses"], context=TrainingContext())  # fmt: skip
 

@@ -26,7 +26,7 @@ from typing import Any
 
 NOOP = "print('no-op training')\n"
 
-NAN_SCRIPT = '''
+NAN_SCRIPT = """
 import argparse, json, os, time
 from pathlib import Path
 import numpy as np
@@ -44,7 +44,7 @@ for step in range(400):
     if step == a.nan_step:
         Path(a.marker).write_text(repr(time.time()))
     time.sleep(0.1)
-'''
+"""
 
 ROLE = "arn:aws:iam::000000000000:role/bench"
 
@@ -99,9 +99,7 @@ def _nan_latency(work: Path) -> dict[str, float]:
     script.write_text(NAN_SCRIPT)
     marker = work / "nan-written"
     nan_step = 10
-    rule = Rule.sagemaker(
-        rule_configs.exploding_tensor(), actions=rule_configs.ActionList(rule_configs.StopTraining())
-    )
+    rule = Rule.sagemaker(rule_configs.exploding_tensor(), actions=rule_configs.ActionList(rule_configs.StopTraining()))
     est = _estimator(script, rules=[rule], out=work / "out", hps={"nan-step": nan_step, "marker": str(marker)})
     job = f"bench-nan-{os.getpid()}"
     est.fit(job_name=job, logs="None")

@@ -103,8 +103,19 @@ def run() -> dict[str, object]:
         _write_config(config, disabled=False)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor", "--output-dir", str(out),
-             "--interval-ms", "500", "--config-file", str(config)], env=env,
+            [
+                sys.executable,
+                "-m",
+                "sagemaker_debugger_ext.profiler",
+                "monitor",
+                "--output-dir",
+                str(out),
+                "--interval-ms",
+                "500",
+                "--config-file",
+                str(config),
+            ],
+            env=env,
         )
         try:
             _wait(lambda: _samples(out) > 0, "system monitor did not start")
@@ -113,7 +124,7 @@ def run() -> dict[str, object]:
                 # ABBA order, and the same idle pause before every block: a process that
                 # slept runs faster for a while (scheduler credit), which would otherwise
                 # favour whichever block follows the pause.
-                for sampling in ((False, True) if i % 2 == 0 else (True, False)):
+                for sampling in (False, True) if i % 2 == 0 else (True, False):
                     before = _samples(out)
                     _write_config(config, disabled=not sampling)
                     if sampling:

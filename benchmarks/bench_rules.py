@@ -62,6 +62,7 @@ RULE_PARAMS: dict[str, dict[str, str]] = {
     "SimilarAcrossRuns": {},
 }
 
+
 def rule_params(rule: str) -> dict[str, str]:
     """The recommended settings (``RECOMMENDED_RULE_PARAMETERS``) plus the case's tensor selection."""
     from sagemaker_debugger_ext.rules import RECOMMENDED_RULE_PARAMETERS
@@ -78,22 +79,70 @@ MLP_RULES = (
 # (job kind, script, hyperparameters, fault onset or None, rules carried)
 JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
     ("mlp-clean", "torch_case.py", {"scenario": "mlp", "fault": "none", "steps": str(LONG)}, None, MLP_RULES),
-    ("mlp-dead", "torch_case.py", {"scenario": "mlp", "fault": "dead", "onset": str(ONSET)}, ONSET, ("VanishingGradient", "AllZero", "DeadRelu")),
+    (
+        "mlp-dead",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "dead", "onset": str(ONSET)},
+        ONSET,
+        ("VanishingGradient", "AllZero", "DeadRelu"),
+    ),
     ("mlp-nan", "torch_case.py", {"scenario": "mlp", "fault": "nan", "onset": str(ONSET)}, ONSET, ("ExplodingTensor",)),
-    ("mlp-freeze", "torch_case.py", {"scenario": "mlp", "fault": "freeze", "steps": str(LONG), "onset": str(LONG_ONSET)}, LONG_ONSET, ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining")),
-    ("mlp-scale", "torch_case.py", {"scenario": "mlp", "fault": "scale", "onset": str(ONSET)}, ONSET, ("TensorVariance", "SaturatedActivation")),
-    ("mlp-badinit", "torch_case.py", {"scenario": "mlp", "fault": "badinit", "onset": "0"}, 0, ("PoorWeightInitialization",)),
+    (
+        "mlp-freeze",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "freeze", "steps": str(LONG), "onset": str(LONG_ONSET)},
+        LONG_ONSET,
+        ("WeightUpdateRatio", "UnchangedTensor", "LossNotDecreasing", "Overtraining"),
+    ),
+    (
+        "mlp-scale",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "scale", "onset": str(ONSET)},
+        ONSET,
+        ("TensorVariance", "SaturatedActivation"),
+    ),
+    (
+        "mlp-badinit",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "badinit", "onset": "0"},
+        0,
+        ("PoorWeightInitialization",),
+    ),
     # the hook writes step s when step s+1 starts: a stall before step 10 delays step 9
-    ("mlp-stall", "torch_case.py", {"scenario": "mlp", "fault": "stall", "stall-s": "25", "onset": str(ONSET)}, ONSET - 1, ("StalledTrainingRule",)),
+    (
+        "mlp-stall",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "stall", "stall-s": "25", "onset": str(ONSET)},
+        ONSET - 1,
+        ("StalledTrainingRule",),
+    ),
     ("cls-clean", "torch_case.py", {"scenario": "cls", "fault": "none"}, None, ("ClassImbalance", "Confusion")),
     ("cls-imbalance", "torch_case.py", {"scenario": "cls", "fault": "imbalance", "onset": "0"}, 0, ("ClassImbalance",)),
     ("cls-flip", "torch_case.py", {"scenario": "cls", "fault": "flip", "onset": str(ONSET)}, ONSET, ("Confusion",)),
     ("image-clean", "torch_case.py", {"scenario": "image", "fault": "none"}, None, ("CheckInputImages",)),
-    ("image-raw", "torch_case.py", {"scenario": "image", "fault": "unnormalized", "onset": "0"}, 0, ("CheckInputImages",)),
+    (
+        "image-raw",
+        "torch_case.py",
+        {"scenario": "image", "fault": "unnormalized", "onset": "0"},
+        0,
+        ("CheckInputImages",),
+    ),
     ("nlp-clean", "torch_case.py", {"scenario": "nlp", "fault": "none"}, None, ("NLPSequenceRatio",)),
-    ("nlp-padding", "torch_case.py", {"scenario": "nlp", "fault": "padding", "onset": str(ONSET)}, ONSET, ("NLPSequenceRatio",)),
+    (
+        "nlp-padding",
+        "torch_case.py",
+        {"scenario": "nlp", "fault": "padding", "onset": str(ONSET)},
+        ONSET,
+        ("NLPSequenceRatio",),
+    ),
     ("overfit-clean", "torch_case.py", {"scenario": "overfit", "fault": "none", "steps": "30"}, None, ("Overfit",)),
-    ("overfit-memorize", "torch_case.py", {"scenario": "overfit", "fault": "memorize", "steps": "30", "onset": str(ONSET)}, ONSET, ("Overfit",)),
+    (
+        "overfit-memorize",
+        "torch_case.py",
+        {"scenario": "overfit", "fault": "memorize", "steps": "30", "onset": str(ONSET)},
+        ONSET,
+        ("Overfit",),
+    ),
     ("xgb-clean", "xgb_case.py", {"fault": "none"}, None, ("FeatureImportanceOverweight", "TreeDepth")),
     ("xgb-onefeature", "xgb_case.py", {"fault": "onefeature", "onset": "0"}, 0, ("FeatureImportanceOverweight",)),
     ("xgb-shallow", "xgb_case.py", {"fault": "shallow", "onset": "0"}, 0, ("TreeDepth",)),
@@ -101,7 +150,13 @@ JOBS: list[tuple[str, str, dict[str, str], int | None, tuple[str, ...]]] = [
 # second phase: compared against the seed's mlp-clean run (other_trial_0)
 SIMILAR_JOBS = [
     ("similar-clean", "torch_case.py", {"scenario": "mlp", "fault": "none"}, None, ("SimilarAcrossRuns",)),
-    ("similar-perturb", "torch_case.py", {"scenario": "mlp", "fault": "perturb", "onset": str(ONSET)}, ONSET, ("SimilarAcrossRuns",)),
+    (
+        "similar-perturb",
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "perturb", "onset": str(ONSET)},
+        ONSET,
+        ("SimilarAcrossRuns",),
+    ),
 ]
 
 COLLECTIONS = {
@@ -126,13 +181,23 @@ def _hook_config(local_path: Path, script: str) -> dict[str, Any]:
 
 
 def _job_result(rule_out: Path, status_file: Path) -> dict[str, Any]:
-    status = json.loads(status_file.read_text()) if status_file.exists() else {"RuleEvaluationStatus": "Error", "StatusDetails": "no status"}
+    status = (
+        json.loads(status_file.read_text())
+        if status_file.exists()
+        else {"RuleEvaluationStatus": "Error", "StatusDetails": "no status"}
+    )
     report_path = rule_out / "rule-report.json"
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
-    return {"status": status["RuleEvaluationStatus"], "details": status.get("StatusDetails", ""), "first": report.get("FirstFiredStep")}
+    return {
+        "status": status["RuleEvaluationStatus"],
+        "details": status.get("StatusDetails", ""),
+        "first": report.get("FirstFiredStep"),
+    }
 
 
-def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def _launch_direct(
+    work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
     """Run the training script and one rule process per rule, as local mode would."""
     debug = work / "debug-output"
     cfg = work / "debughookconfig.json"
@@ -161,11 +226,16 @@ def _launch_direct(work: Path, script: str, hps: Mapping[str, str], rules: tuple
     return {rule: _job_result(work / "rule-output" / rule, work / f"{rule}.status.json") for rule in rules}
 
 
-def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def _launch_local(
+    work: Path, script: str, hps: Mapping[str, str], rules: tuple[str, ...], others: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
     """One local-mode job through our Estimator: fit() with every rule of the job."""
     from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig
 
-    colls = [CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})}) for n, r in COLLECTIONS[script].items()]
+    colls = [
+        CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})})
+        for n, r in COLLECTIONS[script].items()
+    ]
     params = {rule: {**rule_params(rule), **(others if rule == "SimilarAcrossRuns" else {})} for rule in rules}
     hook = DebuggerHookConfig(hook_parameters={"save_interval": "1"}, collection_configs=colls)
     job, summary = run_rule_job(work, entry_point=script, hyperparameters=hps, rules=params, hook_config=hook,
@@ -174,12 +244,24 @@ def _launch_local(work: Path, script: str, hps: Mapping[str, str], rules: tuple[
     for rule in rules:
         s = summary.get(rule, {})
         first = rule_report(work, job, rule).get("FirstFiredStep")
-        out[rule] = {"status": s.get("RuleEvaluationStatus", "missing"), "details": s.get("StatusDetails", ""), "first": first}
+        out[rule] = {
+            "status": s.get("RuleEvaluationStatus", "missing"),
+            "details": s.get("StatusDetails", ""),
+            "first": first,
+        }
     out["_debug_path"] = {"path": str(work / "out" / job / "debug-output")}
     return out
 
 
-def _run_job(root: Path, kind: str, script: str, hps: dict[str, str], rules: tuple[str, ...], seed: int, others: Mapping[str, str]) -> dict[str, Any]:
+def _run_job(
+    root: Path,
+    kind: str,
+    script: str,
+    hps: dict[str, str],
+    rules: tuple[str, ...],
+    seed: int,
+    others: Mapping[str, str],
+) -> dict[str, Any]:
     work = root / f"{kind}-s{seed}"
     work.mkdir(parents=True, exist_ok=True)
     hps = {**hps, "seed": str(seed)}
@@ -220,7 +302,11 @@ def run() -> dict[str, Any]:
         futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
         done = [(f.result(), o) for f, o in futures]
         refs = {j["seed"]: j["debug"] for j, _ in done if j["kind"] == "mlp-clean"}
-        futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o) for seed in SEEDS for (k, s, h, o, r) in SIMILAR_JOBS]
+        futures = [
+            (pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o)
+            for seed in SEEDS
+            for (k, s, h, o, r) in SIMILAR_JOBS
+        ]
         done += [(f.result(), o) for f, o in futures]
     per_rule, _ = _score(done)
     tp = sum(d["tp"] for d in per_rule.values())

@@ -39,7 +39,14 @@ TORCH_RULES = (
     "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "AllZero", "DeadRelu", "SaturatedActivation",
     "TensorVariance", "UnchangedTensor", "LossNotDecreasing", "Overtraining", "Overfit", "PoorWeightInitialization",
 )  # fmt: skip
-XGB_RULES = ("ExplodingTensor", "LossNotDecreasing", "Overtraining", "Overfit", "FeatureImportanceOverweight", "TreeDepth")
+XGB_RULES = (
+    "ExplodingTensor",
+    "LossNotDecreasing",
+    "Overtraining",
+    "Overfit",
+    "FeatureImportanceOverweight",
+    "TreeDepth",
+)
 
 
 def rules_for(arch: str) -> tuple[str, ...]:
@@ -58,7 +65,15 @@ def _collections(arch: str) -> list[Any]:
     from sagemaker_debugger_ext import CollectionConfig
 
     if arch == "xgb":
-        names: dict[str, str | None] = {"metrics": None, "losses": None, "feature_importance": None, "trees": None, "labels": None, "predictions": None, "hyperparameters": None}
+        names: dict[str, str | None] = {
+            "metrics": None,
+            "losses": None,
+            "feature_importance": None,
+            "trees": None,
+            "labels": None,
+            "predictions": None,
+            "hyperparameters": None,
+        }
     else:
         names = {
             "weights": None, "biases": None, "gradients": None, "losses": None, "relu_output": ".*relu_output",
@@ -118,7 +133,13 @@ def _run_job(root: Path, arch: str, seed: int, setting: str) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     results = _launch(work, arch, seed, setting)
-    return {"arch": arch, "seed": seed, "setting": setting, "results": results, "seconds": round(time.perf_counter() - t0, 1)}
+    return {
+        "arch": arch,
+        "seed": seed,
+        "setting": setting,
+        "results": results,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
 
 
 def _tally(jobs: list[dict[str, Any]], setting: str) -> dict[str, Any]:
@@ -134,7 +155,12 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-healthy-"))
     t0 = time.perf_counter()
     with job_store(root), ThreadPoolExecutor(max_workers=int(os.environ.get("RULES_BENCH_WORKERS", "2"))) as pool:
-        futures = [pool.submit(_run_job, root, arch, seed, setting) for setting in ("defaults", "recommended") for seed in SEEDS for arch in ARCHS]
+        futures = [
+            pool.submit(_run_job, root, arch, seed, setting)
+            for setting in ("defaults", "recommended")
+            for seed in SEEDS
+            for arch in ARCHS
+        ]
         jobs = [f.result() for f in futures]
     d, r = _tally(jobs, "defaults"), _tally(jobs, "recommended")
     out: dict[str, Any] = {
@@ -155,7 +181,9 @@ def run() -> dict[str, Any]:
     return out
 
 
-def _write_markdown(out: Mapping[str, Any], jobs: list[dict[str, Any]], d: Mapping[str, Any], r: Mapping[str, Any]) -> None:
+def _write_markdown(
+    out: Mapping[str, Any], jobs: list[dict[str, Any]], d: Mapping[str, Any], r: Mapping[str, Any]
+) -> None:
     rules = sorted({rule for j in jobs for rule in j["results"]})
     lines = [
         "# Healthy-runs benchmark (false alarms)",
@@ -191,5 +219,7 @@ def _write_markdown(out: Mapping[str, Any], jobs: list[dict[str, Any]], d: Mappi
     lines += ["", "Firings (first finding of each):", ""]
     for tally, setting in ((d, "defaults"), (r, "recommended")):
         for j, rule, res in tally["alarms"] + tally["errors"]:
-            lines.append(f"- {setting} {j['arch']} s{j['seed']} {rule} ({res['status']}): {res['finding'] or res['details']}")
+            lines.append(
+                f"- {setting} {j['arch']} s{j['seed']} {rule} ({res['status']}): {res['finding'] or res['details']}"
+            )
     replace_section(HERE / "rules_results.md", "healthy", "\n".join(lines))

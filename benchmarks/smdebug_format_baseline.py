@@ -42,8 +42,17 @@ def main(workdir, steps, tensors, size):
         for t in objs:
             t.value(step)
     t2, read_cpu_s = time.perf_counter(), time.process_time() - c0
-    print(json.dumps({"write_s": write_s, "create_trial_s": t1 - t0, "read_s": t2 - t1,
-                      "write_cpu_s": write_cpu_s, "read_cpu_s": read_cpu_s}))
+    print(
+        json.dumps(
+            {
+                "write_s": write_s,
+                "create_trial_s": t1 - t0,
+                "read_s": t2 - t1,
+                "write_cpu_s": write_cpu_s,
+                "read_cpu_s": read_cpu_s,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

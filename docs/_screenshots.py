@@ -31,8 +31,16 @@ def _estimator(script: str, rules: list[Any], out: Path, **kw: Any) -> Any:
     from sagemaker_debugger_ext import Estimator
     from sagemaker_debugger_ext.cli._run import LOCAL_ROLE
 
-    return Estimator(image_uri="local", role=LOCAL_ROLE, instance_type="local", instance_count=1,
-                     entry_point=str(JOBS / script), rules=rules, output_path=out.as_uri(), **kw)
+    return Estimator(
+        image_uri="local",
+        role=LOCAL_ROLE,
+        instance_type="local",
+        instance_count=1,
+        entry_point=str(JOBS / script),
+        rules=rules,
+        output_path=out.as_uri(),
+        **kw,
+    )
 
 
 def run_jobs(out: Path) -> dict[str, str]:
@@ -46,13 +54,19 @@ def run_jobs(out: Path) -> dict[str, str]:
         Rule.sagemaker(rule_configs.weight_update_ratio(), collections_to_save=[CollectionConfig("weights", every)]),
         Rule.sagemaker(rule_configs.vanishing_gradient(), collections_to_save=[CollectionConfig("gradients", every)]),
     ]
-    torch_job = _estimator("train_torch.py", torch_rules, out, base_job_name="diverging",
-                           profiler_config=ProfilerConfig(system_monitor_interval_millis=100,
-                                                          framework_profile_params=FrameworkProfile()))
+    torch_job = _estimator(
+        "train_torch.py",
+        torch_rules,
+        out,
+        base_job_name="diverging",
+        profiler_config=ProfilerConfig(system_monitor_interval_millis=100, framework_profile_params=FrameworkProfile()),
+    )
     torch_job.fit(logs="None")
     xgb_rules = [
-        Rule.sagemaker(rule_configs.feature_importance_overweight(),
-                       collections_to_save=[CollectionConfig("feature_importance", {"save_interval": "5"})]),
+        Rule.sagemaker(
+            rule_configs.feature_importance_overweight(),
+            collections_to_save=[CollectionConfig("feature_importance", {"save_interval": "5"})],
+        ),
         Rule.sagemaker(rule_configs.create_xgboost_report()),
     ]
     xgb_job = _estimator("train_xgboost.py", xgb_rules, out, base_job_name="xgboost-lean")
@@ -65,10 +79,25 @@ def screenshot(html: Path, png: Path, *, height: int = 6000) -> Path:
     with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.png"
         subprocess.run(
-            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-             f"--user-data-dir={profile}", f"--window-size={WIDTH},{height}", f"--screenshot={raw}", html.as_uri()],
-            check=True, capture_output=True, timeout=120,
+            [
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                f"--user-data-dir={profile}",
+                f"--window-size={WIDTH},{height}",
+                f"--screenshot={raw}",
+                html.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
         )
         image = Image.open(raw).convert("RGB")
     box = ImageChops.difference(image, Image.new("RGB", image.size, "white")).getbbox()

@@ -164,12 +164,26 @@ def draw_plot(data: PlotData, *, ax: Any = None) -> Figure:
         ax.yaxis.set_major_locator(LogLocator(base=10, numticks=9))
     lines = [t for t in data.thresholds if t.step is None and (scale != "log" or t.value > 0)]
     for i, t in enumerate(lines):
-        ax.axhline(t.value, color="tab:red", linestyle="--", linewidth=1.2, alpha=0.8 - 0.2 * (i % 2),
-                   label=f"{t.label} = {t.value:.4g}")
+        ax.axhline(
+            t.value,
+            color="tab:red",
+            linestyle="--",
+            linewidth=1.2,
+            alpha=0.8 - 0.2 * (i % 2),
+            label=f"{t.label} = {t.value:.4g}",
+        )
     marks = [t for t in data.thresholds if t.step is not None and (scale != "log" or t.value > 0)]
     if marks:
-        ax.scatter([t.step for t in marks], [t.value for t in marks], marker="_", s=160, color="tab:red",
-                   linewidths=2, label=marks[0].label, zorder=3)
+        ax.scatter(
+            [t.step for t in marks],
+            [t.value for t in marks],
+            marker="_",
+            s=160,
+            color="tab:red",
+            linewidths=2,
+            label=marks[0].label,
+            zorder=3,
+        )
     for step in data.fired_steps[:_MAX_FIRED_LINES]:
         ax.axvline(step, color="red", alpha=0.2, linewidth=1)
     bad = data.nonfinite_steps()
@@ -177,8 +191,17 @@ def draw_plot(data: PlotData, *, ax: Any = None) -> Figure:
         edge = ax.get_xaxis_transform()  # x in data, y in axes fraction
         for step in bad:
             ax.axvline(step, color="darkred", linestyle=":", linewidth=1)
-        ax.scatter(bad, [0.97] * len(bad), transform=edge, marker="x", s=40, color="darkred",
-                   label=f"NaN/inf ({len(bad)} step{'s' if len(bad) > 1 else ''})", zorder=4, clip_on=False)
+        ax.scatter(
+            bad,
+            [0.97] * len(bad),
+            transform=edge,
+            marker="x",
+            s=40,
+            color="darkred",
+            label=f"NaN/inf ({len(bad)} step{'s' if len(bad) > 1 else ''})",
+            zorder=4,
+            clip_on=False,
+        )
     ax.set_title(data.title)
     ax.set_xlabel("global step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

@@ -119,9 +119,7 @@ class Param:
         return value
 
 
-def parse_parameters(
-    declared: Sequence[Param], given: Mapping[str, object], *, rule_name: str
-) -> dict[str, Any]:
+def parse_parameters(declared: Sequence[Param], given: Mapping[str, object], *, rule_name: str) -> dict[str, Any]:
     """Parse ``given`` against ``declared``: defaults filled in, unknown names rejected.
 
     Raises:
@@ -132,8 +130,7 @@ def parse_parameters(
     if unknown:
         allowed = ", ".join(sorted(by_name)) or "none"
         msg = (
-            f"{rule_name}: unknown parameter {unknown[0]!r} (got {given[unknown[0]]!r}); "
-            f"allowed parameters: {allowed}"
+            f"{rule_name}: unknown parameter {unknown[0]!r} (got {given[unknown[0]]!r}); allowed parameters: {allowed}"
         )
         raise RuleParameterError(msg, rule_name=rule_name)
     return {p.name: p.convert(given.get(p.name), rule_name) for p in declared}

@@ -42,7 +42,17 @@ def write_trial(
             "save_config": None,
             "save_histogram": False,
         }
-    body.setdefault("default", {"name": "default", "include_regex": [], "tensor_names": [], "reduction_config": None, "save_config": None, "save_histogram": False})
+    body.setdefault(
+        "default",
+        {
+            "name": "default",
+            "include_regex": [],
+            "tensor_names": [],
+            "reduction_config": None,
+            "save_config": None,
+            "save_histogram": False,
+        },
+    )
     write_collections_file(root, "worker_0", body, num_workers=1)
     for g in sorted(steps):
         mode, mode_step = (modes or {}).get(g, (ModeKeys.TRAIN, g))

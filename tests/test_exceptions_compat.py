@@ -37,7 +37,12 @@ def test_all_derive_from_trial_error(name: str) -> None:
     assert issubclass(cls, DebuggerExtError)
     if name.startswith("SMDebug"):
         assert issubclass(cls, exc.SMDebugError) and not issubclass(cls, TrialError)
-        builtin = {"Runtime": RuntimeError, "Type": TypeError, "Value": ValueError, "NotImplemented": NotImplementedError}
+        builtin = {
+            "Runtime": RuntimeError,
+            "Type": TypeError,
+            "Value": ValueError,
+            "NotImplemented": NotImplementedError,
+        }
         kind = name[len("SMDebug") : -len("Error")]
         assert kind == "" or issubclass(cls, builtin[kind])
     else:

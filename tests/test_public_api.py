@@ -124,7 +124,8 @@ def test_public_names_match_module_attributes() -> None:
     public = {
         name
         for name, value in vars(sagemaker_debugger_ext).items()
-        if not name.startswith("_") and (not isinstance(value, types.ModuleType) or name == "rule_configs")
+        if not name.startswith("_")
+        and (not isinstance(value, types.ModuleType) or name == "rule_configs")
         and name not in {"annotations", "Any"}
     }
     assert public <= set(sagemaker_debugger_ext.__all__)
@@ -138,7 +139,9 @@ def test_import_leaves_environment_unchanged(tmp_path: Path) -> None:
         "'hooks': 'sagemaker_debugger_ext.hooks' in sys.modules}))"
     )
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"same": True, "sagemaker": False, "hooks": False}
     assert list(tmp_path.iterdir()) == []
@@ -152,7 +155,9 @@ def test_exceptions_all_is_sorted_and_pinned() -> None:
 
 def test_exceptions_export_the_whole_tree() -> None:
     """Every class of the internal tree is exported as the same object, under the root."""
-    tree = {name for name, value in vars(_exceptions).items() if isinstance(value, type) and issubclass(value, Exception)}
+    tree = {
+        name for name, value in vars(_exceptions).items() if isinstance(value, type) and issubclass(value, Exception)
+    }
     assert tree <= set(exceptions.__all__)
     for name in exceptions.__all__:
         cls = getattr(exceptions, name)

@@ -126,7 +126,13 @@ def _torch_model(arch: str):
         def forward(self, x):
             return self.out(self.relu2(self.bn2(self.fc2(self.relu1(self.bn1(self.fc1(x)))))))
 
-    return {"mlp": MLPClassifier, "cnn": SmallCNN, "gru": GRUClassifier, "transformer": TinyTransformer, "mlp_bn": BNRegressor}[arch]()
+    return {
+        "mlp": MLPClassifier,
+        "cnn": SmallCNN,
+        "gru": GRUClassifier,
+        "transformer": TinyTransformer,
+        "mlp_bn": BNRegressor,
+    }[arch]()
 
 
 def _train_torch(args: argparse.Namespace) -> None:
@@ -182,13 +188,30 @@ def _train_xgb(args: argparse.Namespace) -> None:
 
     rng = np.random.default_rng(args.seed)
     x = rng.standard_normal((5000, 10))
-    y = (np.sin(x[:, :5]).sum(axis=1) + 0.5 * x[:, 5] * x[:, 6] + 0.5 * rng.standard_normal(5000) > 0).astype(np.float64)
+    y = (np.sin(x[:, :5]).sum(axis=1) + 0.5 * x[:, 5] * x[:, 6] + 0.5 * rng.standard_normal(5000) > 0).astype(
+        np.float64
+    )
     dtrain, dval = xgb.DMatrix(x[:4000], label=y[:4000]), xgb.DMatrix(x[4000:], label=y[4000:])
-    params = {"objective": "binary:logistic", "max_depth": 4, "eta": 0.1, "subsample": 0.8, "min_child_weight": 5, "seed": args.seed, "nthread": 1}
+    params = {
+        "objective": "binary:logistic",
+        "max_depth": 4,
+        "eta": 0.1,
+        "subsample": 0.8,
+        "min_child_weight": 5,
+        "seed": args.seed,
+        "nthread": 1,
+    }
     hook = smd.Hook.create_from_json_file()
     hook.validation_data = dval
     hook.hyperparameters = params
-    xgb.train(params, dtrain, num_boost_round=10 * args.epochs, evals=[(dtrain, "train"), (dval, "validation")], callbacks=[hook], verbose_eval=False)
+    xgb.train(
+        params,
+        dtrain,
+        num_boost_round=10 * args.epochs,
+        evals=[(dtrain, "train"), (dval, "validation")],
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
 
 

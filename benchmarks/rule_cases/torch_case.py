@@ -39,7 +39,11 @@ class Net(nn.Module):
         self.act1 = nn.ReLU()
         self.fc2 = nn.Linear(hidden, hidden)
         self.act2 = nn.ReLU()
-        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_out)) if tanh else nn.Linear(hidden, n_out)
+        self.head = (
+            nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_out))
+            if tanh
+            else nn.Linear(hidden, n_out)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.reshape(x.shape[0], -1)
@@ -182,7 +186,9 @@ def main() -> None:
 
         x_val, y_val = draw(1024)
         x_tiny = torch.from_numpy(rng.standard_normal((16, 10)).astype(np.float32))
-        y_tiny = torch.from_numpy((x_tiny.numpy() @ w_true > 0).astype(np.int64))  # the fault: one small batch, repeated
+        y_tiny = torch.from_numpy(
+            (x_tiny.numpy() @ w_true > 0).astype(np.int64)
+        )  # the fault: one small batch, repeated
         hook.register_module(model)
         step = 0
         while step < args.steps:  # one TRAIN step, then one EVAL step

@@ -34,7 +34,14 @@ def main() -> None:
     hook = smd.Hook.create_from_json_file()
     hook.validation_data = dval
     hook.hyperparameters = params
-    xgb.train(params, dtrain, num_boost_round=args.rounds, evals=[(dtrain, "train"), (dval, "validation")], callbacks=[hook], verbose_eval=False)
+    xgb.train(
+        params,
+        dtrain,
+        num_boost_round=args.rounds,
+        evals=[(dtrain, "train"), (dval, "validation")],
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
 
 

@@ -17,8 +17,14 @@ def main() -> None:
     hook = smx.Hook.create_from_json_file()
     hook.validation_data = dvalid
     hook.hyperparameters = params
-    xgb.train(params, dtrain, num_boost_round=30, evals=[(dtrain, "train"), (dvalid, "validation")],
-              callbacks=[hook], verbose_eval=False)
+    xgb.train(
+        params,
+        dtrain,
+        num_boost_round=30,
+        evals=[(dtrain, "train"), (dvalid, "validation")],
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
 
 

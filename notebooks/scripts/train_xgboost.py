@@ -25,7 +25,11 @@ def main() -> None:
     hook.validation_data = dval
     params = {"max_depth": args.max_depth, "eta": 0.3, "objective": "reg:squarederror"}
     xgboost.train(
-        params, dtrain, num_boost_round=args.num_round, evals=[(dtrain, "train"), (dval, "validation")], callbacks=[hook]
+        params,
+        dtrain,
+        num_boost_round=args.num_round,
+        evals=[(dtrain, "train"), (dval, "validation")],
+        callbacks=[hook],
     )
 
 

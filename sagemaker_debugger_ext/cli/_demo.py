@@ -53,8 +53,12 @@ def _rules() -> list[Any]:
             actions=rule_configs.ActionList(rule_configs.StopTraining()),
             collections_to_save=[CollectionConfig("losses", every_step)],
         ),
-        Rule.sagemaker(rule_configs.loss_not_decreasing(), collections_to_save=[CollectionConfig("losses", every_step)]),
-        Rule.sagemaker(rule_configs.vanishing_gradient(), collections_to_save=[CollectionConfig("gradients", every_step)]),
+        Rule.sagemaker(
+            rule_configs.loss_not_decreasing(), collections_to_save=[CollectionConfig("losses", every_step)]
+        ),
+        Rule.sagemaker(
+            rule_configs.vanishing_gradient(), collections_to_save=[CollectionConfig("gradients", every_step)]
+        ),
     ]
 
 
@@ -108,9 +112,15 @@ def run(args: argparse.Namespace) -> int:
         if args.no_live:
             last = None
             while (desc := job.describe())["TrainingJobStatus"] not in _TERMINAL:
-                line = (desc["SecondaryStatus"], _steps_saved(debug_dir), tuple(r["RuleEvaluationStatus"] for r in desc.get("DebugRuleEvaluationStatuses", [])))
+                line = (
+                    desc["SecondaryStatus"],
+                    _steps_saved(debug_dir),
+                    tuple(r["RuleEvaluationStatus"] for r in desc.get("DebugRuleEvaluationStatuses", [])),
+                )
                 if line != last:
-                    console.print(f"{time.time() - start:5.1f} s  {line[0]}  steps saved {line[1]}  rules {', '.join(line[2])}")
+                    console.print(
+                        f"{time.time() - start:5.1f} s  {line[0]}  steps saved {line[1]}  rules {', '.join(line[2])}"
+                    )
                     last = line
                 time.sleep(0.25)
         else:
@@ -125,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
     client.wait_supervisor_exit(job.name)
     desc = job.describe()
     print_summary(desc)
-    console.print(f"{_steps_saved(debug_dir)} steps saved in {time.time() - start:.1f} s; "
-                  f"debug output: {estimator.latest_job_debugger_artifacts_path()}")
+    console.print(
+        f"{_steps_saved(debug_dir)} steps saved in {time.time() - start:.1f} s; "
+        f"debug output: {estimator.latest_job_debugger_artifacts_path()}"
+    )
     caught = any(r["RuleEvaluationStatus"] == "IssuesFound" for r in desc.get("DebugRuleEvaluationStatuses", []))
     return 0 if caught else 1

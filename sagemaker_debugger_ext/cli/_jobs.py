@@ -55,7 +55,9 @@ def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
         table.add_column(col)
     for s in summaries:
         status = s["TrainingJobStatus"]
-        table.add_row(s["TrainingJobName"], f"[{status_style(status)}]{status}[/]", s.get("SecondaryStatus", ""), _created(s))
+        table.add_row(
+            s["TrainingJobName"], f"[{status_style(status)}]{status}[/]", s.get("SecondaryStatus", ""), _created(s)
+        )
     Console().print(table)
 
 
@@ -71,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
             _print_table(summaries, title=f"Local jobs in {client.store.root}")
         else:  # piped: whole names, one job a line, tab-separated (nothing cut to a terminal width)
             for s in summaries:
-                print("\t".join((s["TrainingJobName"], s["TrainingJobStatus"], s.get("SecondaryStatus", ""), _created(s))))
+                print(
+                    "\t".join((s["TrainingJobName"], s["TrainingJobStatus"], s.get("SecondaryStatus", ""), _created(s)))
+                )
         return 0
     if args.action == "describe":
         print(json.dumps(client.describe_training_job(args.name), indent=2, sort_keys=True, default=_json_default))
@@ -83,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
         request = client.store.read_request(args.name)
         count = int((request.get("ResourceConfig") or {}).get("InstanceCount") or 1)
         LogFollower(
-            client.store.paths(args.name), hosts=[f"algo-{i + 1}" for i in range(count)], include_rules=True, out=sys.stdout
+            client.store.paths(args.name),
+            hosts=[f"algo-{i + 1}" for i in range(count)],
+            include_rules=True,
+            out=sys.stdout,
         ).pump(final=True)
         return 0
     client.stop_training_job(args.name)

@@ -58,7 +58,9 @@ def builtin_rule(spec: str, *, save_interval: int | None = None) -> Any:
     collections = None
     if save_interval is not None:
         collections = [
-            CollectionConfig(c["CollectionName"], {**c.get("CollectionParameters", {}), "save_interval": str(save_interval)})
+            CollectionConfig(
+                c["CollectionName"], {**c.get("CollectionParameters", {}), "save_interval": str(save_interval)}
+            )
             for c in base.get("CollectionConfigurations", [])
         ] or None
     return Rule.sagemaker(base, rule_parameters=params or None, actions=actions, collections_to_save=collections)

@@ -32,7 +32,11 @@ def rule_table(desc: Mapping[str, Any], *, title: str = "Rules") -> Any:
     for key, kind in (("DebugRuleEvaluationStatuses", "debug"), ("ProfilerRuleEvaluationStatuses", "profiler")):
         for r in desc.get(key) or []:
             status = str(r.get("RuleEvaluationStatus", ""))
-            shown = f"[yellow]{status} (not evaluated)[/]" if is_not_evaluated(r) else f"[{status_style(status)}]{status}[/]"
+            shown = (
+                f"[yellow]{status} (not evaluated)[/]"
+                if is_not_evaluated(r)
+                else f"[{status_style(status)}]{status}[/]"
+            )
             table.add_row(str(r.get("RuleConfigurationName")), kind, shown, str(r.get("StatusDetails", ""))[:300])
     return table
 

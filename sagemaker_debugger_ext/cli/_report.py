@@ -16,13 +16,24 @@ HELP = "HTML reports: a local job's debugger report (rules, losses, flagged tens
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the subcommand's arguments."""
-    parser.add_argument("target", metavar="JOB_NAME_OR_PROFILER_PATH",
-                        help="a local job's name (writes job-report.html, and profiler-report.html when "
-                        "the job was profiled), or a profiler folder (holding system/ and framework/)")
-    parser.add_argument("--out", default=None, help="output folder (default: <profiler folder>/report; for a job: "
-                        "<output path>/<job>/report)")
-    parser.add_argument("--param", action="append", default=[], metavar="RULE_PARAM=VALUE",
-                        help="ProfilerReport parameter such as StepOutlier_stddev=2 (repeatable)")
+    parser.add_argument(
+        "target",
+        metavar="JOB_NAME_OR_PROFILER_PATH",
+        help="a local job's name (writes job-report.html, and profiler-report.html when "
+        "the job was profiled), or a profiler folder (holding system/ and framework/)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: <profiler folder>/report; for a job: <output path>/<job>/report)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="RULE_PARAM=VALUE",
+        help="ProfilerReport parameter such as StepOutlier_stddev=2 (repeatable)",
+    )
 
 
 def _parse_params(items: list[str]) -> dict[str, str]:

@@ -18,8 +18,12 @@ HELP = "print the CreateTrainingJob request (JSON) of an estimator defined in a 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``FILE``, ``--var`` and ``--job-name``."""
     parser.add_argument("file", type=Path, help="Python file defining the estimator")
-    parser.add_argument("--var", default="estimator", help="module-level variable holding the estimator (default: estimator)")
-    parser.add_argument("--job-name", default=None, help="training job name (default: generated from the base job name)")
+    parser.add_argument(
+        "--var", default="estimator", help="module-level variable holding the estimator (default: estimator)"
+    )
+    parser.add_argument(
+        "--job-name", default=None, help="training job name (default: generated from the base job name)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

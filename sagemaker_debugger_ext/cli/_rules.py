@@ -158,7 +158,9 @@ def _run(args: argparse.Namespace) -> int:
             for col in ("step", "mode", "tensor", "value", "threshold"):
                 table.add_column(col)
             for f in report["Findings"][:30]:
-                table.add_row(*(str(f[c]) if f[c] is not None else "" for c in ("step", "mode", "tensor", "value", "threshold")))
+                table.add_row(
+                    *(str(f[c]) if f[c] is not None else "" for c in ("step", "mode", "tensor", "value", "threshold"))
+                )
             console.print(table)
         reports = sorted(p for p in out.rglob("*") if p.is_file())
         # plain print: a path must never be wrapped or cut to the terminal's width

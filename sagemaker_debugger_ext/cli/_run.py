@@ -25,7 +25,9 @@ LOCAL_ROLE = "arn:aws:iam::000000000000:role/local-mode"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``run`` arguments."""
     parser.add_argument("script", metavar="SCRIPT", help="the training script (entry point)")
-    parser.add_argument("--source-dir", metavar="DIR", help="folder holding SCRIPT and its modules (default: its folder)")
+    parser.add_argument(
+        "--source-dir", metavar="DIR", help="folder holding SCRIPT and its modules (default: its folder)"
+    )
     parser.add_argument(
         "--rule", action="append", default=[], metavar="NAME[:k=v,...]",
         help="a built-in rule, e.g. ExplodingTensor:stop_training=true or LossNotDecreasing:diff_percent=5",
@@ -37,7 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hyperparameter", "-p", action="append", default=[], metavar="K=V", help="passed to the script as --K V"
     )
-    parser.add_argument("--output", metavar="URI", help="output path (s3://bucket/..., file://... or a folder; default ./sagemaker-local-output/)")
+    parser.add_argument(
+        "--output",
+        metavar="URI",
+        help="output path (s3://bucket/..., file://... or a folder; default ./sagemaker-local-output/)",
+    )
     parser.add_argument("--instance-count", type=int, default=1, metavar="N", help="training processes (hosts)")
     parser.add_argument("--save-interval", type=int, metavar="N", help="save the rules' collections every N steps")
     parser.add_argument("--job-name", metavar="NAME", help="job name (default: generated)")
@@ -81,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
         os.environ[EVENT_HANDLERS_ENV] = json.dumps(given + args.event_handler)
     rules = [builtin_rule(r, save_interval=args.save_interval) for r in args.rule]
     rules += [custom_rule(r) for r in args.custom_rule]
-    hook = DebuggerHookConfig(hook_parameters={"save_interval": str(args.save_interval)}) if args.save_interval else None
+    hook = (
+        DebuggerHookConfig(hook_parameters={"save_interval": str(args.save_interval)}) if args.save_interval else None
+    )
     estimator = Estimator(
         image_uri="local",
         role=LOCAL_ROLE,

@@ -39,7 +39,6 @@ class CollectionConfig:
     name: str = attrs.field(converter=_name)
     parameters: dict[str, str] | None = attrs.field(default=None, converter=_params)
 
-
     @classmethod
     def convert(cls, value: Any, *, field: str) -> CollectionConfig:
         """Ours, or a new one from ``sagemaker.debugger.CollectionConfig`` (never modified).

@@ -77,12 +77,13 @@ class FrameworkProfile:
     dataloader_profiling_config: DataloaderProfilingConfig | None = attrs.field(default=None, converter=_dataloader)
     python_profiling_config: PythonProfilingConfig | None = attrs.field(default=None, converter=_python)
     horovod_profiling_config: HorovodProfilingConfig | None = attrs.field(default=None, converter=_horovod)
-    smdataparallel_profiling_config: SMDataParallelProfilingConfig | None = attrs.field(default=None, converter=_smdataparallel)
+    smdataparallel_profiling_config: SMDataParallelProfilingConfig | None = attrs.field(
+        default=None, converter=_smdataparallel
+    )
     start_step: int | None = None
     num_steps: int | None = None
     start_unix_time: int | None = None
     duration: float | None = None
-
 
     @classmethod
     def convert(cls, value: Any, *, field: str) -> FrameworkProfile | FixedProfilingParameters:
@@ -100,7 +101,9 @@ class FrameworkProfile:
     def __attrs_post_init__(self) -> None:
         check_str("FrameworkProfile.local_path", self.local_path)
         check_int("FrameworkProfile.file_max_size", self.file_max_size, minimum=1, optional=False)
-        check_number("FrameworkProfile.file_close_interval", self.file_close_interval, exclusive_minimum=0, optional=False)
+        check_number(
+            "FrameworkProfile.file_close_interval", self.file_close_interval, exclusive_minimum=0, optional=False
+        )
         check_int("FrameworkProfile.file_open_fail_threshold", self.file_open_fail_threshold, minimum=1, optional=False)
         if not self._custom_configs() and self._has_range():
             # validate the shared range by building the configs once
@@ -117,7 +120,12 @@ class FrameworkProfile:
         return [c for c in configs if c is not None]
 
     def _has_range(self) -> bool:
-        return not (self.start_step is None and self.num_steps is None and self.start_unix_time is None and self.duration is None)
+        return not (
+            self.start_step is None
+            and self.num_steps is None
+            and self.start_unix_time is None
+            and self.duration is None
+        )
 
     def _range_configs(self) -> list[MetricsConfigBase]:
         return [

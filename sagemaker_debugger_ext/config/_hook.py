@@ -55,7 +55,9 @@ def _collections(value: Any) -> list[CollectionConfig] | None:
     items = [CollectionConfig.convert(item, field="DebuggerHookConfig.collection_configs[]") for item in value]
     if len(items) > _MAX_COLLECTIONS:
         raise value_error(
-            "DebuggerHookConfig.collection_configs", f"at most {_MAX_COLLECTIONS} collections", f"{len(items)} collections"
+            "DebuggerHookConfig.collection_configs",
+            f"at most {_MAX_COLLECTIONS} collections",
+            f"{len(items)} collections",
         )
     return items
 

@@ -62,4 +62,9 @@ def check_hook_parameters(field: str, params: Mapping[str, str] | None) -> None:
 def check_collection_parameters(field: str, name: str, params: Mapping[str, str] | None) -> None:
     """Raise ConfigValueError for a bad collection parameter value; warn on unknown keys."""
     if params:
-        _check(field, params, COLLECTION_KEYS, lambda one: {"CollectionConfigurations": [{"CollectionName": name, "CollectionParameters": one}]})
+        _check(
+            field,
+            params,
+            COLLECTION_KEYS,
+            lambda one: {"CollectionConfigurations": [{"CollectionName": name, "CollectionParameters": one}]},
+        )

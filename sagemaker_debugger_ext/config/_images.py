@@ -100,10 +100,7 @@ def get_rule_container_image_uri(name: str, region: str) -> str:
     account = table.get(region)
     if account is None:
         image = "detailed-profiler processing" if detailed else "Debugger rule"
-        msg = (
-            f"Unsupported region: {region!r} has no {image} image; "
-            f"supported regions are {', '.join(sorted(table))}"
-        )
+        msg = f"Unsupported region: {region!r} has no {image} image; supported regions are {', '.join(sorted(table))}"
         raise UnsupportedRegionError(msg)
     return f"{account}.dkr.ecr.{region}.{_domain(region)}/{repo}:latest"
 

@@ -176,7 +176,9 @@ def _regex(value: Any) -> str:
     try:
         re.compile(value)
     except re.error as exc:
-        raise value_error("DataloaderProfilingConfig.metrics_regex", f"a valid regular expression ({exc})", value) from exc
+        raise value_error(
+            "DataloaderProfilingConfig.metrics_regex", f"a valid regular expression ({exc})", value
+        ) from exc
     return value
 
 

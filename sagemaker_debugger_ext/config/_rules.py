@@ -74,9 +74,7 @@ def _collections(value: Any) -> list[CollectionConfig]:
     return [CollectionConfig.convert(item, field="collections_to_save[]") for item in value]
 
 
-def _source_params(
-    source: Any, rule_to_invoke: Any, other_trials: Any, rule_parameters: Any
-) -> dict[str, Any]:
+def _source_params(source: Any, rule_to_invoke: Any, other_trials: Any, rule_parameters: Any) -> dict[str, Any]:
     if bool(source) != bool(rule_to_invoke):
         msg = (
             "If you provide a source, you must also provide a rule to invoke (and vice versa): "
@@ -114,7 +112,11 @@ def _action_key(actions: Any) -> Any:
     if hasattr(actions, "actions"):
         return tuple(_action_key(a) for a in actions.actions)
     params = getattr(actions, "action_parameters", None)
-    return (type(actions).__name__, tuple(sorted((params or {}).items())), getattr(actions, "use_default_training_job_prefix", None))
+    return (
+        type(actions).__name__,
+        tuple(sorted((params or {}).items())),
+        getattr(actions, "use_default_training_job_prefix", None),
+    )
 
 
 def _same_actions(a: Any, b: Any) -> bool:
@@ -165,7 +167,9 @@ class Rule(RuleBase):
         check_actions("actions", self.actions)
         for key, value in (self.rule_parameters or {}).items():
             if not isinstance(value, str):
-                raise type_error(f"rule_parameters[{key!r}]", "a string (Debugger rule parameters are sent as strings)", value)
+                raise type_error(
+                    f"rule_parameters[{key!r}]", "a string (Debugger rule parameters are sent as strings)", value
+                )
 
     @classmethod
     def sagemaker(
@@ -195,7 +199,9 @@ class Rule(RuleBase):
             )
             raise ConfigStateError(msg)
         check_actions("actions", actions)
-        merged: dict[str, Any] = {f"other_trial_{i}": p for i, p in enumerate(_other_trials(other_trials_s3_input_paths))}
+        merged: dict[str, Any] = {
+            f"other_trial_{i}": p for i, p in enumerate(_other_trials(other_trials_s3_input_paths))
+        }
         merged.update(base_config["DebugRuleConfiguration"].get("RuleParameters", {}))
         merged.update(user_params or {})
         base_collections = [
@@ -321,7 +327,9 @@ class ProfilerRule(RuleBase):
         Raises:
             ConfigTypeError: ``base_config`` is not a profiler rule object.
         """
-        if not (hasattr(base_config, "rule_name") and isinstance(getattr(base_config, "rule_parameters", None), Mapping)):
+        if not (
+            hasattr(base_config, "rule_name") and isinstance(getattr(base_config, "rule_parameters", None), Mapping)
+        ):
             expected = "a profiler rule such as rule_configs.ProfilerReport(); Debugger rules go to Rule.sagemaker"
             raise type_error("base_config", expected, base_config)
         rule_name = name or base_config.rule_name

@@ -42,7 +42,9 @@ class StopTraining(_src.StopTraining):
 
     def __init__(self, training_job_prefix: str | None = None) -> None:
         if training_job_prefix is not None:
-            _check("StopTraining.training_job_prefix", training_job_prefix, _PREFIX_RE, "letters, digits and hyphens only")
+            _check(
+                "StopTraining.training_job_prefix", training_job_prefix, _PREFIX_RE, "letters, digits and hyphens only"
+            )
         super().__init__(training_job_prefix=training_job_prefix)
 
 
@@ -50,7 +52,12 @@ class Email(_src.Email):
     """Send an email (through SNS) when the rule fires."""
 
     def __init__(self, email_address: str) -> None:
-        _check("Email.email_address", email_address, _EMAIL_RE, "an address of lower-case letters and digits, then @domain.tld (e.g. name@example.com)")
+        _check(
+            "Email.email_address",
+            email_address,
+            _EMAIL_RE,
+            "an address of lower-case letters and digits, then @domain.tld (e.g. name@example.com)",
+        )
         super().__init__(email_address)
 
 
@@ -68,7 +75,9 @@ class ActionList(_src.ActionList):
     def __init__(self, *items: Action) -> None:
         for index, action in enumerate(items):
             if not isinstance(action, Action):
-                msg = field_error_message(f"ActionList.actions[{index}]", "an Action (StopTraining, Email or SMS)", action)
+                msg = field_error_message(
+                    f"ActionList.actions[{index}]", "an Action (StopTraining, Email or SMS)", action
+                )
                 raise ConfigTypeError(msg, field="ActionList.actions", value=action)
         super().__init__(*items)
 

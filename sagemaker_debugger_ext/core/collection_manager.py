@@ -78,7 +78,9 @@ class CollectionManager(_HookCollectionManager):
         write_collections_file(out_dir, filename[: -len(_SUFFIX)], self.to_json_dict(), self.get_num_workers())
 
     @classmethod
-    def load(cls, filename: str | os.PathLike[str], collection_class: type[Collection] = Collection) -> CollectionManager:
+    def load(
+        cls, filename: str | os.PathLike[str], collection_class: type[Collection] = Collection
+    ) -> CollectionManager:
         """Read a collections file."""
         with open(filename, encoding="utf-8") as fh:
             return cls.load_from_string(fh.read(), collection_class)

@@ -65,7 +65,9 @@ class FileWriter:
         write_checksum: bool = False,
     ) -> None:
         if wtype not in _WTYPES:
-            raise ConfigValueError(field_error_message("wtype", f"one of {list(_WTYPES)}", wtype), field="wtype", value=wtype)
+            raise ConfigValueError(
+                field_error_message("wtype", f"one of {list(_WTYPES)}", wtype), field="wtype", value=wtype
+            )
         trial_dir = os.fspath(trial_dir)
         trial_dir = trial_dir.removeprefix("file://")
         if "://" in trial_dir:

@@ -45,7 +45,13 @@ from ._support import (
 
 __all__ = ["Estimator"]
 
-_DEBUGGER_ATTRS = ("debugger_hook_config", "tensorboard_output_config", "profiler_config", "debugger_rule_configs", "profiler_rule_configs")
+_DEBUGGER_ATTRS = (
+    "debugger_hook_config",
+    "tensorboard_output_config",
+    "profiler_config",
+    "debugger_rule_configs",
+    "profiler_rule_configs",
+)
 
 
 class _DebuggerTrainingJob(_TrainingJob):
@@ -229,7 +235,9 @@ class Estimator(_sdk_estimator.Estimator):
 
     # --- attach ------------------------------------------------------------------------
     @classmethod
-    def _prepare_init_params_from_job_description(cls, job_details: dict[str, Any], model_channel_name: Any = None) -> dict[str, Any]:
+    def _prepare_init_params_from_job_description(
+        cls, job_details: dict[str, Any], model_channel_name: Any = None
+    ) -> dict[str, Any]:
         details = dict(job_details)
         # Tolerate descriptions without OutputDataConfig.KmsKeyId (moto, some local clients).
         details["OutputDataConfig"] = {"KmsKeyId": None, **job_details.get("OutputDataConfig", {})}
@@ -289,7 +297,13 @@ class Estimator(_sdk_estimator.Estimator):
         """Update the running job's profiler config and/or add profiler rules (UpdateTrainingJob)."""
         self._ensure_latest_training_job()
         self._check_profiler_region()
-        if not (rules or system_monitor_interval_millis or s3_output_path or framework_profile_params or disable_framework_metrics):
+        if not (
+            rules
+            or system_monitor_interval_millis
+            or s3_output_path
+            or framework_profile_params
+            or disable_framework_metrics
+        ):
             raise ConfigValueError("Please provide profiler config or profiler rule to be updated.")
         if disable_framework_metrics and framework_profile_params:
             raise ConfigValueError("framework_profile_params cannot be set when disable_framework_metrics is True")
@@ -302,7 +316,9 @@ class Estimator(_sdk_estimator.Estimator):
                 except RuntimeError:
                     converted_rule = None
                 if not isinstance(converted_rule, ProfilerRule):
-                    msg = "Please provide ProfilerRule to be updated: " + field_error_message(f"rules[{index}]", "a ProfilerRule", rule)
+                    msg = "Please provide ProfilerRule to be updated: " + field_error_message(
+                        f"rules[{index}]", "a ProfilerRule", rule
+                    )
                     raise ConfigValueError(msg)
                 converted.append(converted_rule)
             self.profiler_rules = converted
@@ -322,8 +338,10 @@ class Estimator(_sdk_estimator.Estimator):
         if disable_framework_metrics:
             framework: Any = FixedProfilingParameters({})
         else:
-            framework = None if framework_profile_params is None else to_framework_profile(
-                framework_profile_params, field="framework_profile_params"
+            framework = (
+                None
+                if framework_profile_params is None
+                else to_framework_profile(framework_profile_params, field="framework_profile_params")
             )
         config = ProfilerConfig(
             s3_output_path=s3_output_path,

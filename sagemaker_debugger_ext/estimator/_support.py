@@ -56,13 +56,21 @@ def _convert_rules(value: Any) -> list[RuleBase] | None:
     if value is None:
         return None
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
-        raise ConfigTypeError(field_error_message("rules", "a list of Rule/ProfilerRule", value), field="rules", value=value)
+        raise ConfigTypeError(
+            field_error_message("rules", "a list of Rule/ProfilerRule", value), field="rules", value=value
+        )
     rules = [to_rule(rule, field=f"rules[{i}]") for i, rule in enumerate(value)]
     seen: dict[str, int] = {}
     for index, rule in enumerate(rules):
         if rule.name in seen:
-            expected = f"unique rule names (rules[{seen[rule.name]}] has the same name; pass name=... to Rule.sagemaker)"
-            raise ConfigValueError(field_error_message(f"rules[{index}].name", expected, rule.name), field=f"rules[{index}].name", value=rule.name)
+            expected = (
+                f"unique rule names (rules[{seen[rule.name]}] has the same name; pass name=... to Rule.sagemaker)"
+            )
+            raise ConfigValueError(
+                field_error_message(f"rules[{index}].name", expected, rule.name),
+                field=f"rules[{index}].name",
+                value=rule.name,
+            )
         seen[rule.name] = index
     n_debugger = sum(isinstance(rule, Rule) for rule in rules)
     n_profiler = len(rules) - n_debugger
@@ -100,7 +108,9 @@ def convert_debugger_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
         out["profiler_config"] = to_profiler_config(out["profiler_config"])
     disable = out.get("disable_profiler")
     if disable is not None and not isinstance(disable, bool):
-        raise ConfigTypeError(field_error_message("disable_profiler", "a bool", disable), field="disable_profiler", value=disable)
+        raise ConfigTypeError(
+            field_error_message("disable_profiler", "a bool", disable), field="disable_profiler", value=disable
+        )
     return out
 
 
@@ -108,9 +118,15 @@ def check_instances(arguments: dict[str, Any]) -> None:
     """``instance_count`` >= 1; ``instance_type`` local/local_gpu with our LocalSession."""
     count = arguments.get("instance_count")
     if isinstance(count, (int, float, str)) and (isinstance(count, (bool, float, str)) or count < 1):
-        raise ConfigValueError(field_error_message("instance_count", "an integer >= 1", count), field="instance_count", value=count)
+        raise ConfigValueError(
+            field_error_message("instance_count", "an integer >= 1", count), field="instance_count", value=count
+        )
     kind = arguments.get("instance_type")
-    if is_our_local_session(arguments.get("sagemaker_session")) and isinstance(kind, str) and not is_local_instance(kind):
+    if (
+        is_our_local_session(arguments.get("sagemaker_session"))
+        and isinstance(kind, str)
+        and not is_local_instance(kind)
+    ):
         expected = "'local' or 'local_gpu' with LocalSession (local mode runs on this machine; use a SageMaker session for ml.* instances)"
         raise ConfigValueError(field_error_message("instance_type", expected, kind), field="instance_type", value=kind)
 
@@ -146,7 +162,9 @@ def rule_source_resolver(estimator: Any, *, upload: bool) -> Any:
     def resolve(rule: RuleBase, source: str) -> str:
         if is_our_local_session(session):
             return "file://" + os.path.abspath(source.removeprefix("file://"))
-        desired = s3.s3_path_join("s3://", session.default_bucket(), session.default_bucket_prefix, rule.name, str(uuid.uuid4()))
+        desired = s3.s3_path_join(
+            "s3://", session.default_bucket(), session.default_bucket_prefix, rule.name, str(uuid.uuid4())
+        )
         if upload:
             return str(s3.S3Uploader.upload(local_path=source, desired_s3_uri=desired, sagemaker_session=session))
         return desired if os.path.isdir(source) else f"{desired}/{os.path.basename(source)}"

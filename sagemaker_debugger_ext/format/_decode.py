@@ -121,5 +121,3 @@ def _decode_record(payload: bytes | memoryview, start: int = 0, end: int | None 
         step,
         wall_time,
     )
-
-

@@ -137,7 +137,5 @@ def numpy_dtype_for(proto_dtype: int) -> np.dtype[np.generic]:
     try:
         return _FROM_PROTO[proto_dtype]
     except KeyError:
-        msg = field_error_message(
-            "TensorProto.dtype", "a supported numeric DataType number", proto_dtype
-        )
+        msg = field_error_message("TensorProto.dtype", "a supported numeric DataType number", proto_dtype)
         raise UnsupportedDTypeError(msg) from None

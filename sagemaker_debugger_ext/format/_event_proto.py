@@ -71,7 +71,6 @@ _PACKED_FLOATS = (5, 6)  # float_val, double_val: fixed-width; the others are va
 _MAX_FILL_BYTES = 256 << 20
 
 
-
 class DecodedTensor(NamedTuple):
     """One tensor record: its name, value, mode, mode step, global step and wall time."""
 
@@ -121,8 +120,11 @@ def _tensor(buf: memoryview, start: int, stop: int) -> np.ndarray:
         elif field in _PACKED_FALLBACKS:
             vals = fallback.setdefault(field, [])
             if wtype == LEN:
-                vals.extend(np.frombuffer(buf[val:end], _PACKED_FALLBACKS[field]).tolist()
-                            if field in _PACKED_FLOATS else _varint_list(buf, val, end))
+                vals.extend(
+                    np.frombuffer(buf[val:end], _PACKED_FALLBACKS[field]).tolist()
+                    if field in _PACKED_FLOATS
+                    else _varint_list(buf, val, end)
+                )
             elif wtype == VARINT:
                 vals.append(val)
             elif wtype == FIXED32:

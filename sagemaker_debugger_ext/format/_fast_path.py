@@ -117,7 +117,11 @@ def _scan(buf: bytes, pos: int, end: int) -> _Scan | None:
         if pos >= tensor_end or buf[pos] != _KEY_TENSOR_CONTENT:
             return None
         size, pos = _length(buf, pos + 1, end)
-        if pos + size != tensor_end or tensor_end > end or (tensor_end < end and buf[tensor_end] != _KEY_VALUE_METADATA):
+        if (
+            pos + size != tensor_end
+            or tensor_end > end
+            or (tensor_end < end and buf[tensor_end] != _KEY_VALUE_METADATA)
+        ):
             return None
     except (IndexError, struct.error, CorruptRecordError):
         return None

@@ -148,4 +148,3 @@ class TensorBoardWriter(ClosesOnExit):
             self.flush()
             self._records = []
             self._closed = True
-

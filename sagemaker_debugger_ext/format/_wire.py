@@ -73,9 +73,7 @@ def decode_varint(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int
         shift += 7
 
 
-def iter_fields(
-    buf: bytes | memoryview, pos: int = 0, end: int | None = None
-) -> Iterator[tuple[int, int, int, int]]:
+def iter_fields(buf: bytes | memoryview, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int, int]]:
     """Walk the fields of one message in ``buf[pos:end]``.
 
     Yields ``(field_number, wire_type, value, value_end)``: for varints ``value`` is the
@@ -109,4 +107,3 @@ def iter_fields(
             raise CorruptRecordError(msg, offset=pos)
         yield field, wtype, pos, stop
         pos = stop
-

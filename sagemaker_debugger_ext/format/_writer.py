@@ -119,7 +119,9 @@ class StepWriter(ClosesOnExit):
         """The trial-relative key of the index file this writer produces."""
         return index_key(self._step, self._worker)
 
-    def write_tensor(self, name: str, value: object, *, dtype: str | None = None, wall_time: float | None = None) -> None:
+    def write_tensor(
+        self, name: str, value: object, *, dtype: str | None = None, wall_time: float | None = None
+    ) -> None:
         """Add tensor ``name`` with ``value`` (an ndarray, scalar, list or array-like).
 
         Args:
@@ -172,9 +174,7 @@ class StepWriter(ClosesOnExit):
         self._check_open()
         _check_tensor_name(name)
         dims = [int(d) for d in shape]
-        self._shape_index.append(
-            {"tensorname": name, "originalname": original_name or name, "shape": dims}
-        )
+        self._shape_index.append({"tensorname": name, "originalname": original_name or name, "shape": dims})
 
     def close(self) -> None:
         """Write the event file (if any tensor) and then the index file (if anything)."""
@@ -211,7 +211,6 @@ class StepWriter(ClosesOnExit):
         if self._closed:
             msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
             raise ConfigValueError(msg, field="StepWriter", value=self._step)
-
 
 
 @functools.lru_cache(maxsize=64)

@@ -93,7 +93,9 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self.save_all_workers = include_workers == "all"
         self.worker = self.context.worker
         self._writes = not self.dry_run and (self.save_all_workers or self.context.rank == 0)
-        self.save_config = SaveConfig.parse(save_config) if save_config is not None else SaveConfig(**self.default_save_values)
+        self.save_config = (
+            SaveConfig.parse(save_config) if save_config is not None else SaveConfig(**self.default_save_values)
+        )
         if reduction_config is not None and not isinstance(reduction_config, ReductionConfig):
             raise HookConfigError(
                 field_error_message("reduction_config", "a ReductionConfig", reduction_config),
@@ -255,7 +257,9 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_open = False
         if self._metrics is not None and self._step_started is not None:
             mode = self._step_mode
-            self._metrics.record(f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), self._step_mode_step, mode)
+            self._metrics.record(
+                f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), self._step_mode_step, mode
+            )
         if self._pending and self._writes:
             self._flush_pending()
         if self._scalars:

@@ -233,7 +233,9 @@ def load_hook_settings(
         HookConfigError: invalid JSON or a bad value.
     """
     paths = paths or ContainerPaths()
-    path = Path(json_file_path or environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV) or paths.config_file(CONFIG_FILE_DEBUG_HOOK))
+    path = Path(
+        json_file_path or environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV) or paths.config_file(CONFIG_FILE_DEBUG_HOOK)
+    )
     config = _read_json(path, "debug hook config")
     sagemaker_job = bool(environ.get(TRAINING_JOB_NAME_ENV))
     tb_config = None

@@ -97,7 +97,9 @@ class FrameworkMetrics:
             return None
         return cls(writer) if writer is not None else None
 
-    def record(self, name: str, start_s: float, end_s: float, step: int, mode: ModeKeys, phase: str | None = None) -> None:
+    def record(
+        self, name: str, start_s: float, end_s: float, step: int, mode: ModeKeys, phase: str | None = None
+    ) -> None:
         """One event; ``name`` is e.g. ``Step:ModeKeys.TRAIN`` or ``forward``."""
         self._writer.record(name, phase or name, start_s, end_s, step, mode.name)
 

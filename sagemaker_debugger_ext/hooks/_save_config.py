@@ -54,9 +54,7 @@ def parse_int(field: str, value: Any, *, minimum: int | None = None) -> int:
         try:
             out = int(value.strip())
         except ValueError:
-            raise HookConfigError(
-                field_error_message(field, expected, value), field=field, value=value
-            ) from None
+            raise HookConfigError(field_error_message(field, expected, value), field=field, value=value) from None
     else:
         raise HookConfigError(field_error_message(field, expected, value), field=field, value=value)
     if minimum is not None and out < minimum:
@@ -195,9 +193,7 @@ class SaveConfig:
 
     def merged_with(self, default: SaveConfig) -> SaveConfig:
         """A copy where modes left unset take ``default``'s schedule."""
-        return SaveConfig(
-            {m: (v if v is not None else default.get_save_config(m)) for m, v in self._modes.items()}
-        )
+        return SaveConfig({m: (v if v is not None else default.get_save_config(m)) for m, v in self._modes.items()})
 
     def should_save_step(self, mode: ModeKeys, step: int) -> bool:
         """Whether mode step ``step`` of ``mode`` is saved."""
@@ -230,7 +226,9 @@ class SaveConfig:
         if params is None:
             return cls()
         if not isinstance(params, Mapping):
-            raise HookConfigError(field_error_message("save_config", "a dict of mode -> dict", params), field="save_config")
+            raise HookConfigError(
+                field_error_message("save_config", "a dict of mode -> dict", params), field="save_config"
+            )
         modes: dict[ModeKeys, SaveConfigMode | None] = {}
         for key, value in params.items():
             try:
@@ -292,9 +290,7 @@ def parse_mode_dicts(
     Raises:
         HookConfigError: naming the full key (``HookParameters['eval.save_interval']``).
     """
-    plain = {
-        k: _parse_value(f"{where}[{k!r}]", k, v) for k, v in params.items() if k in SAVE_KEYS
-    }
+    plain = {k: _parse_value(f"{where}[{k!r}]", k, v) for k, v in params.items() if k in SAVE_KEYS}
     out: dict[ModeKeys, dict[str, Any]] = {}
     for mode, prefix in MODE_PREFIXES.items():
         own = dict(plain)

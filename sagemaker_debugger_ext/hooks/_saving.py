@@ -45,7 +45,9 @@ class ExplicitSaves:
     def _forget_plans(self) -> None:
         """Drop what a framework adapter cached about which tensors a step saves."""
 
-    def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> None:
+    def save_tensor(
+        self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default"
+    ) -> None:
         """Save a value under ``tensor_name`` into one or more collections (new names allowed).
 
         The value is copied now and written into the first step, this one included, at

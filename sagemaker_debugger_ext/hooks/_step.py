@@ -57,7 +57,9 @@ class StepOutput:
     def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None, wall_time: float | None = None) -> None:
         """Write one tensor as is (copied now: the caller's tensor may change afterwards);
         ``wall_time`` overrides the step's event time for this record."""
-        self._records.append((name, array.copy() if isinstance(array, np.ndarray) else np.array(array), dtype, wall_time))
+        self._records.append(
+            (name, array.copy() if isinstance(array, np.ndarray) else np.array(array), dtype, wall_time)
+        )
 
     def _write_files(self) -> None:
         writer = StepWriter(  # the records are this step's private copies: the writer may borrow them

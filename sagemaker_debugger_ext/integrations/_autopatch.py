@@ -39,7 +39,10 @@ _SHARED: list[Any] = []  # the process's one TrainerHook (None when there is no 
 
 def enabled(environ: Mapping[str, str]) -> bool:
     """Whether a training process with this environment gets the callback added."""
-    return bool(environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV)) and environ.get(AUTO_CALLBACK_ENV, "1").strip().lower() not in _OFF
+    return (
+        bool(environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV))
+        and environ.get(AUTO_CALLBACK_ENV, "1").strip().lower() not in _OFF
+    )
 
 
 def launcher_args(environ: Mapping[str, str]) -> list[str]:
@@ -113,7 +116,9 @@ class _PatchingLoader(importlib.abc.Loader):
 class _TrainerImportHook(importlib.abc.MetaPathFinder):
     """Wraps the loaders of the trainer modules so that they are patched once loaded."""
 
-    def find_spec(self, fullname: str, path: Any, target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Any, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
         patch = _PATCHES.get(fullname)
         if patch is None:
             return None

@@ -63,7 +63,9 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
         return self.hook is not None and self._module is not None and not trainer.sanity_checking
 
     # --- training ----------------------------------------------------------------------
-    def on_train_batch_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int) -> None:
+    def on_train_batch_start(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, batch: Any, batch_idx: int
+    ) -> None:
         if self._active(trainer):
             if self.hook is None:  # _active() checked it; for the type checker
                 return

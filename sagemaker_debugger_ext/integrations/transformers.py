@@ -79,7 +79,9 @@ class DebuggerCallback(transformers.TrainerCallback):  # type: ignore[misc]
 
     def on_optimizer_step(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kwargs: Any) -> None:
         # the learning rate this optimizer step used (the scheduler steps after this event)
-        self._lr = to_float(optimizer.param_groups[0]["lr"]) if optimizer is not None and optimizer.param_groups else None
+        self._lr = (
+            to_float(optimizer.param_groups[0]["lr"]) if optimizer is not None and optimizer.param_groups else None
+        )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         hook = self.hook
@@ -99,7 +101,9 @@ class DebuggerCallback(transformers.TrainerCallback):  # type: ignore[misc]
         # learning_rate is saved at every optimizer step already
         self._save_metrics(logs, skip=("learning_rate",))
 
-    def on_predict(self, args: Any, state: Any, control: Any, metrics: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_predict(
+        self, args: Any, state: Any, control: Any, metrics: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         self._save_metrics(metrics)  # predict() does not log its metrics
 
     def _save_metrics(self, metrics: dict[str, Any] | None, skip: tuple[str, ...] = ()) -> None:
@@ -112,7 +116,9 @@ class DebuggerCallback(transformers.TrainerCallback):  # type: ignore[misc]
                 hook.save_scalar(name, number, sm_metric=True)
 
 
-def add_debugger(trainer: transformers.Trainer, hook: TrainerHook | None = None, **hook_kwargs: Any) -> DebuggerCallback:
+def add_debugger(
+    trainer: transformers.Trainer, hook: TrainerHook | None = None, **hook_kwargs: Any
+) -> DebuggerCallback:
     """Add a :class:`DebuggerCallback` to ``trainer`` and report its ``predict()`` calls as PREDICT.
 
     Returns the callback (``callback.hook`` is None when there is no Debugger config).

@@ -79,9 +79,17 @@ class SageMakerApi:
         target = request.headers.get("X-Amz-Target", "")
         service, _, operation = target.partition(".")
         if request.method != "POST" or service != "SageMaker":
-            return _error(400, "UnknownOperationException", f"expected POST with X-Amz-Target SageMaker.<Operation> (got {request.method} {target!r})")
+            return _error(
+                400,
+                "UnknownOperationException",
+                f"expected POST with X-Amz-Target SageMaker.<Operation> (got {request.method} {target!r})",
+            )
         if operation not in OPERATIONS:
-            return _error(400, "UnknownOperationException", f"this local endpoint serves {', '.join(OPERATIONS)} (got {operation!r})")
+            return _error(
+                400,
+                "UnknownOperationException",
+                f"this local endpoint serves {', '.join(OPERATIONS)} (got {operation!r})",
+            )
         try:
             params = json.loads(request.get_data() or b"{}")
         except json.JSONDecodeError as exc:
@@ -90,7 +98,9 @@ class SageMakerApi:
             return _error(400, "SerializationException", "the request body must be a JSON object")
         problems = self._problems(operation, params)
         if problems:
-            return _error(400, "ValidationException", f"{len(problems)} validation error(s) detected: " + "; ".join(problems))
+            return _error(
+                400, "ValidationException", f"{len(problems)} validation error(s) detected: " + "; ".join(problems)
+            )
         try:
             result = self._call(operation, params)
         except JobNotFoundError:

@@ -81,7 +81,9 @@ def _rule_names(request: Mapping[str, Any]) -> list[Problem]:
             name = (cfg or {}).get("RuleConfigurationName")
             field = f"{key}[{index}].RuleConfigurationName"
             if name in seen:
-                msg = field_error_message(field, f"unique among the job's rules (also used by {seen[name]}; pass name=...)", name)
+                msg = field_error_message(
+                    field, f"unique among the job's rules (also used by {seen[name]}; pass name=...)", name
+                )
                 problems.append((field, msg))
             else:
                 seen[str(name)] = field
@@ -160,7 +162,10 @@ def _custom_rule(field: str, rule: str, source: str, params: Mapping[str, str], 
         return []
     known = sorted(accepted - {"self", "base_trial", "other_trials", "action_str"})
     return [
-        (f"{field}[{key!r}]", f"{rule}: unknown parameter {key!r} (got {value!r}){_did_you_mean(key, known)}; {rule}.__init__ takes {known}")
+        (
+            f"{field}[{key!r}]",
+            f"{rule}: unknown parameter {key!r} (got {value!r}){_did_you_mean(key, known)}; {rule}.__init__ takes {known}",
+        )
         for key, value in params.items()
         if key not in accepted
     ]

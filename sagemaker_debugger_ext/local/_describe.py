@@ -118,7 +118,9 @@ def describe_response(
         out["ProfilerRuleEvaluationStatuses"] = _rule_statuses(
             merged["ProfilerRuleConfigurations"], state, region=region, job=name
         )
-    out["ProfilingStatus"] = "Enabled" if merged.get("ProfilerConfig") is not None and profiler_enabled(merged) else "Disabled"
+    out["ProfilingStatus"] = (
+        "Enabled" if merged.get("ProfilerConfig") is not None and profiler_enabled(merged) else "Disabled"
+    )
     return _service_defaults(out)
 
 
@@ -150,7 +152,15 @@ def _service_defaults(out: dict[str, Any]) -> dict[str, Any]:
 
 def summary_response(description: Mapping[str, Any]) -> dict[str, Any]:
     """One ``TrainingJobSummaries`` entry of ListTrainingJobs."""
-    keys = ("TrainingJobName", "TrainingJobArn", "CreationTime", "TrainingEndTime", "LastModifiedTime", "TrainingJobStatus", "SecondaryStatus")
+    keys = (
+        "TrainingJobName",
+        "TrainingJobArn",
+        "CreationTime",
+        "TrainingEndTime",
+        "LastModifiedTime",
+        "TrainingJobStatus",
+        "SecondaryStatus",
+    )
     return {k: description[k] for k in keys if k in description}
 
 

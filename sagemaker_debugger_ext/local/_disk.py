@@ -60,7 +60,9 @@ def disk_full_reason(failure: str, folders: list[Path]) -> str:
     for folder in folders:
         free = _free_bytes(folder)
         if free is not None and free < _LOW_BYTES:
-            return f"ClientError: the disk is full: no space left on device under {folder} ({free} bytes free); {failure}"
+            return (
+                f"ClientError: the disk is full: no space left on device under {folder} ({free} bytes free); {failure}"
+            )
     if any(sign in failure for sign in _SIGNS):
         return f"ClientError: the disk is full (no space left on device); {failure}"
     return failure

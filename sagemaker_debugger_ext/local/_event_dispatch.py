@@ -149,7 +149,9 @@ class EventDispatcher:
             env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "local", "local"
         argv = [sys.executable, _HOST_SCRIPT, str(file), func, name, str(spec.timeout_s)]
         self.paths.logs_dir.mkdir(parents=True, exist_ok=True)
-        self._log(f"{event['detail'].get('TrainingJobStatus')}/{event['detail'].get('SecondaryStatus')}: calling {spec.name}")
+        self._log(
+            f"{event['detail'].get('TrainingJobStatus')}/{event['detail'].get('SecondaryStatus')}: calling {spec.name}"
+        )
         with open(self.log_path, "ab") as log:
             proc = subprocess.Popen(
                 argv, env=env, cwd=str(file.parent), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT

@@ -27,7 +27,17 @@ from ._before_training import output_addresses, request_problems, request_warnin
 from ._job_store import validate_rule_name
 from ._rule_coverage import rule_coverage_warnings
 
-__all__ = ["Channel", "JobSpec", "check_before_training", "cpu_count", "decode_hyperparameter", "local_path_of", "output_uri", "resolve_job_spec", "resolve_request_addresses"]
+__all__ = [
+    "Channel",
+    "JobSpec",
+    "check_before_training",
+    "cpu_count",
+    "decode_hyperparameter",
+    "local_path_of",
+    "output_uri",
+    "resolve_job_spec",
+    "resolve_request_addresses",
+]
 
 SUBMIT_DIR_HP = "sagemaker_submit_directory"
 PROGRAM_HP = "sagemaker_program"
@@ -102,7 +112,9 @@ class JobSpec:
     def user_hyperparameters(self) -> dict[str, Any]:
         """Decoded hyperparameters without the SDK's ``sagemaker_*`` keys."""
         return {
-            k: decode_hyperparameter(v) for k, v in sorted(self.hyperparameters.items()) if not k.startswith("sagemaker_")
+            k: decode_hyperparameter(v)
+            for k, v in sorted(self.hyperparameters.items())
+            if not k.startswith("sagemaker_")
         }
 
 
@@ -145,7 +157,9 @@ def _channels(request: Mapping[str, Any], base: Path) -> tuple[Channel, ...]:
             raise LocalJobInputError(msg)
         scheme = urlparse(uri).scheme
         if scheme not in ("s3", "file", ""):
-            msg = field_error_message(f"{field} URI of channel {name!r}", "an s3:// or file:// URI or a local path", uri)
+            msg = field_error_message(
+                f"{field} URI of channel {name!r}", "an s3:// or file:// URI or a local path", uri
+            )
             raise LocalJobInputError(msg)
         if scheme in ("file", ""):
             path = local_path_of(uri, base)
@@ -237,7 +251,9 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     problems = request_problems(request, base_dir=base)
     if problems:
         name = request.get("TrainingJobName")
-        lines = "\n".join(f"  - {message}" if field in message else f"  - {field}: {message}" for field, message in problems)
+        lines = "\n".join(
+            f"  - {message}" if field in message else f"  - {field}: {message}" for field, message in problems
+        )
         error = LocalJobInputError(f"local training job {name!r} was not started: {len(problems)} problem(s):\n{lines}")
         error.problems = problems  # type: ignore[attr-defined]
         raise error

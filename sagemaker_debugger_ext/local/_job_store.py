@@ -36,7 +36,16 @@ from .._exceptions import (
 )
 from ..format._files import atomic_write
 
-__all__ = ["HOME_ENV", "LAUNCH_FILE", "JobPaths", "JobStore", "atomic_write_json", "read_json", "validate_job_name", "validate_rule_name"]
+__all__ = [
+    "HOME_ENV",
+    "LAUNCH_FILE",
+    "JobPaths",
+    "JobStore",
+    "atomic_write_json",
+    "read_json",
+    "validate_job_name",
+    "validate_rule_name",
+]
 
 HOME_ENV = "SAGEMAKER_DEBUGGER_EXT_HOME"
 LAUNCH_FILE = "launch.json"

@@ -60,6 +60,9 @@ def write_host_profiler_config(path: Path, config: Mapping[str, Any], *, local_p
         enabled = not bool(config.get("DisableProfiler", False))
         atomic_write_json(
             path,
-            {"DisableProfiler": not enabled, "ProfilingParameters": {"ProfilerEnabled": enabled, "LocalPath": str(local_path)}},
+            {
+                "DisableProfiler": not enabled,
+                "ProfilingParameters": {"ProfilerEnabled": enabled, "LocalPath": str(local_path)},
+            },
         )
     return update_profiler_config_file(path, config)

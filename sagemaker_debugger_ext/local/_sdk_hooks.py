@@ -69,7 +69,11 @@ def _wrap_rule_source(original: Any) -> Any:
     @functools.wraps(original)
     def _set_source_s3_uri(self: Any, rule: Any) -> Any:
         source = (rule.rule_parameters or {}).get("source_s3_uri")
-        if is_our_local_session(getattr(self, "sagemaker_session", None)) and isinstance(source, str) and not source.startswith("s3://"):
+        if (
+            is_our_local_session(getattr(self, "sagemaker_session", None))
+            and isinstance(source, str)
+            and not source.startswith("s3://")
+        ):
             rule.rule_parameters["source_s3_uri"] = Path(source.removeprefix("file://")).expanduser().resolve().as_uri()
             return None
         return original(self, rule)

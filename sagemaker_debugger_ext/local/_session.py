@@ -140,9 +140,7 @@ class LocalSession(_SdkLocalSession):
         self, boto_session: Any, sagemaker_client: Any, sagemaker_runtime_client: Any, **kwargs: Any
     ) -> None:
         super()._initialize(boto_session, sagemaker_client, sagemaker_runtime_client, **kwargs)  # type: ignore[no-untyped-call]
-        self.training_client = LocalTrainingClient(
-            self._job_store, region=self._region_name, settings=self._settings
-        )
+        self.training_client = LocalTrainingClient(self._job_store, region=self._region_name, settings=self._settings)
         self.sagemaker_client = LocalSagemakerClient(self, training=self.training_client)
         if self._telemetry_opt_out:
             sm_config = copy.deepcopy(dict(self.sagemaker_config or {}))
@@ -212,4 +210,5 @@ def _check_status(job_name: str, desc: dict[str, Any]) -> None:
     reason = desc.get("FailureReason", "(No reason provided)")
     message = f"Error for Training job {job_name}: {status}. Reason: {reason}"
     raise UnexpectedStatusException(  # type: ignore[no-untyped-call]
-        message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status)
+        message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status
+    )

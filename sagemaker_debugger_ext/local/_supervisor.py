@@ -168,7 +168,9 @@ class Supervisor:
                 self.retired_monitors.append(self.monitor)
                 self.monitor = None
         known = {r.spec.name for r in self.rules}
-        new_rules = [c for c in updates.get("ProfilerRuleConfigurations") or [] if c.get("RuleConfigurationName") not in known]
+        new_rules = [
+            c for c in updates.get("ProfilerRuleConfigurations") or [] if c.get("RuleConfigurationName") not in known
+        ]
         if new_rules:
             request = {"TrainingJobName": spec.job_name, "ProfilerRuleConfigurations": new_rules}
             for container in self._rule_containers(spec, request):
@@ -285,7 +287,9 @@ class Supervisor:
             out.upload_file(tar, "model.tar.gz")
             data_dir = self.hosts[0].paths.output_data_dir
             if data_dir.is_dir() and any(data_dir.iterdir()):
-                out.upload_file(pack_folder(data_dir, into=self.paths.root / "packed" / "output.tar.gz"), "output.tar.gz")
+                out.upload_file(
+                    pack_folder(data_dir, into=self.paths.root / "packed" / "output.tar.gz"), "output.tar.gz"
+                )
         syncer.sync()
 
     def run(self) -> int:

@@ -24,4 +24,3 @@ __all__ = [
     "render_profiler_report",
     "update_profiler_config_file",
 ]
-

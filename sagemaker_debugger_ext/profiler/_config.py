@@ -169,7 +169,9 @@ def update_profiler_config_file(path: str | Path, update: Mapping[str, Any]) -> 
         kept = {k: v for k, v in params.items() if k in ("LocalPath", "ProfilerEnabled")}
         params = {**dict(update["ProfilingParameters"] or {}), **kept}
     if params or "ProfilingParameters" in current:
-        params["ProfilerEnabled"] = not _flag(new.get("DisableProfiler", False), "DisableProfiler", f"profiler update of {str(path)!r}")
+        params["ProfilerEnabled"] = not _flag(
+            new.get("DisableProfiler", False), "DisableProfiler", f"profiler update of {str(path)!r}"
+        )
         new["ProfilingParameters"] = params
     atomic_write(target, json.dumps(new, indent=2, sort_keys=True))
     return new

@@ -139,10 +139,16 @@ class FrameworkMetricsWriter:
             lines.append({"name": "process_sort_index", "ph": "M", "pid": idx, "args": {"sort_index": idx}})
         ev_args: dict[str, Any] = {"pid": os.getpid(), "step_num": str(int(step)), "mode": str(mode).split(".")[-1]}
         ev_args.update(args)
-        lines.append({
-            "name": name, "pid": self._tracks[track], "ph": "X",
-            "ts": start_us - self._base_us, "dur": end_us - start_us, "args": ev_args,
-        })
+        lines.append(
+            {
+                "name": name,
+                "pid": self._tracks[track],
+                "ph": "X",
+                "ts": start_us - self._base_us,
+                "dur": end_us - start_us,
+                "args": ev_args,
+            }
+        )
         fh.write("".join(json.dumps(obj) + ",\n" for obj in lines).encode())
         fh.flush()
         self._last_end_us = max(self._last_end_us, end_us)

@@ -14,7 +14,12 @@ from .rules._framework_rules import step_outliers
 from .rules._snapshot import to_snapshots
 
 __all__ = [
-    "cpu_figure", "gpu_figure", "memory_figure", "step_duration_yscale", "step_histogram_figure", "step_timeline_figure",
+    "cpu_figure",
+    "gpu_figure",
+    "memory_figure",
+    "step_duration_yscale",
+    "step_histogram_figure",
+    "step_timeline_figure",
 ]
 
 _SIZE = (9.0, 3.0)

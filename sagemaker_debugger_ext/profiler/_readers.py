@@ -19,7 +19,9 @@ from ._events import FrameworkEvent, SystemEvent
 __all__ = ["FrameworkMetricsReader", "SystemMetricsReader"]
 
 _SYSTEM_NAME = re.compile(r"^(\d+)\.(.+)\.json$")
-_FRAMEWORK_NAME = re.compile(r"^(\d+)_(.+)_(pythontimeline|model_timeline|horovod_timeline|smdataparallel_timeline)\.json$")
+_FRAMEWORK_NAME = re.compile(
+    r"^(\d+)_(.+)_(pythontimeline|model_timeline|horovod_timeline|smdataparallel_timeline)\.json$"
+)
 
 
 class SystemMetricsReader:
@@ -137,10 +139,16 @@ def _parse_timeline(data: Any, node_id: str) -> list[FrameworkEvent]:
             continue
         start = base + ts
         name = str(obj.get("name", ""))
-        out.append(FrameworkEvent(
-            name=name, phase=tracks.get(pid, name), start_us=start, end_us=start + dur,
-            node_id=node_id, args=dict(args or {}),
-        ))
+        out.append(
+            FrameworkEvent(
+                name=name,
+                phase=tracks.get(pid, name),
+                start_us=start,
+                end_us=start + dur,
+                node_id=node_id,
+                args=dict(args or {}),
+            )
+        )
     return out
 
 

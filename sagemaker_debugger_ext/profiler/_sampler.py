@@ -126,38 +126,115 @@ class SystemSampler:
             util = max(0.0, min(100.0, 100.0 - float(times.idle) - iowait))
             total_util += util
             total_wait += iowait
-            events.append(SystemEvent(type="cpu", name=f"cpu{i}", dimension="CPUUtilization",
-                                      value=round(util, 2), node_id=node, timestamp=ts))
-            events.append(SystemEvent(type="cpu", name=f"cpu{i}", dimension="I/OWaitPercentage",
-                                      value=round(iowait, 2), node_id=node, timestamp=ts))
+            events.append(
+                SystemEvent(
+                    type="cpu",
+                    name=f"cpu{i}",
+                    dimension="CPUUtilization",
+                    value=round(util, 2),
+                    node_id=node,
+                    timestamp=ts,
+                )
+            )
+            events.append(
+                SystemEvent(
+                    type="cpu",
+                    name=f"cpu{i}",
+                    dimension="I/OWaitPercentage",
+                    value=round(iowait, 2),
+                    node_id=node,
+                    timestamp=ts,
+                )
+            )
         n = max(len(per_core), 1)
-        events.append(SystemEvent(type="cpu", name="cpu_total", dimension="CPUUtilizationTotal",
-                                  value=round(total_util / n, 2), node_id=node, timestamp=ts))
+        events.append(
+            SystemEvent(
+                type="cpu",
+                name="cpu_total",
+                dimension="CPUUtilizationTotal",
+                value=round(total_util / n, 2),
+                node_id=node,
+                timestamp=ts,
+            )
+        )
         mem = psutil.virtual_memory()
-        events.append(SystemEvent(type="memory", name="MemoryUsedPercent", dimension="Memory",
-                                  value=float(mem.percent), node_id=node, timestamp=ts))
+        events.append(
+            SystemEvent(
+                type="memory",
+                name="MemoryUsedPercent",
+                dimension="Memory",
+                value=float(mem.percent),
+                node_id=node,
+                timestamp=ts,
+            )
+        )
         disk = self._disk()
         if disk is not None and self._last_disk is not None:
-            for label, cur, prev in (("ReadBytesPerSecond", disk[0], self._last_disk[0]),
-                                     ("WriteBytesPerSecond", disk[1], self._last_disk[1])):
-                events.append(SystemEvent(type="disk", name="disk", dimension=label,
-                                          value=round(max(cur - prev, 0) / dt, 1), node_id=node, timestamp=ts))
+            for label, cur, prev in (
+                ("ReadBytesPerSecond", disk[0], self._last_disk[0]),
+                ("WriteBytesPerSecond", disk[1], self._last_disk[1]),
+            ):
+                events.append(
+                    SystemEvent(
+                        type="disk",
+                        name="disk",
+                        dimension=label,
+                        value=round(max(cur - prev, 0) / dt, 1),
+                        node_id=node,
+                        timestamp=ts,
+                    )
+                )
         self._last_disk = disk
         net = self._net()
         if net is not None and self._last_net is not None:
             recv = max(net[0] - self._last_net[0], 0) / dt
             sent = max(net[1] - self._last_net[1], 0) / dt
-            events.append(SystemEvent(type="network", name="network", dimension="Algorithm",
-                                      value=round(recv + sent, 1), node_id=node, timestamp=ts))
-            events.append(SystemEvent(type="network", name="network", dimension="ReceiveBytesPerSecond",
-                                      value=round(recv, 1), node_id=node, timestamp=ts))
-            events.append(SystemEvent(type="network", name="network", dimension="TransmitBytesPerSecond",
-                                      value=round(sent, 1), node_id=node, timestamp=ts))
+            events.append(
+                SystemEvent(
+                    type="network",
+                    name="network",
+                    dimension="Algorithm",
+                    value=round(recv + sent, 1),
+                    node_id=node,
+                    timestamp=ts,
+                )
+            )
+            events.append(
+                SystemEvent(
+                    type="network",
+                    name="network",
+                    dimension="ReceiveBytesPerSecond",
+                    value=round(recv, 1),
+                    node_id=node,
+                    timestamp=ts,
+                )
+            )
+            events.append(
+                SystemEvent(
+                    type="network",
+                    name="network",
+                    dimension="TransmitBytesPerSecond",
+                    value=round(sent, 1),
+                    node_id=node,
+                    timestamp=ts,
+                )
+            )
         self._last_net = net
         if self._gpu is not None:
             for idx, util, mem_pct in self._gpu.read():
-                events.append(SystemEvent(type="gpu", name=f"gpu{idx}", dimension="GPUUtilization",
-                                          value=util, node_id=node, timestamp=ts))
-                events.append(SystemEvent(type="gpu", name=f"gpu{idx}", dimension="GPUMemoryUtilization",
-                                          value=mem_pct, node_id=node, timestamp=ts))
+                events.append(
+                    SystemEvent(
+                        type="gpu", name=f"gpu{idx}", dimension="GPUUtilization", value=util, node_id=node, timestamp=ts
+                    )
+                )
+                events.append(
+                    SystemEvent(
+                        type="gpu",
+                        name=f"gpu{idx}",
+                        dimension="GPUMemoryUtilization",
+                        value=mem_pct,
+                        node_id=node,
+                        timestamp=ts,
+                    )
+                )
         return events

@@ -132,8 +132,15 @@ class ProfilerTrial:
         """System metrics as a DataFrame (timestamp, timestamp_us, type, name, dimension, value, node_id)."""
         pd = self._pandas()
         rows = [
-            {"timestamp": e.timestamp, "timestamp_us": e.timestamp_us, "type": e.type, "name": e.name,
-             "dimension": e.dimension, "value": e.value, "node_id": e.node_id}
+            {
+                "timestamp": e.timestamp,
+                "timestamp_us": e.timestamp_us,
+                "type": e.type,
+                "name": e.name,
+                "dimension": e.dimension,
+                "value": e.value,
+                "node_id": e.node_id,
+            }
             for e in self.get_system_metrics(start_us, end_us)
         ]
         cols = ["timestamp", "timestamp_us", "type", "name", "dimension", "value", "node_id"]
@@ -143,8 +150,16 @@ class ProfilerTrial:
         """Framework events as a DataFrame (start/end in µs, duration in s, step, mode, name, phase, node)."""
         pd = self._pandas()
         rows = [
-            {"start_time_us": e.start_us, "end_time_us": e.end_us, "duration_s": e.duration_s,
-             "step": e.step, "mode": e.mode, "name": e.name, "phase": e.phase, "node_id": e.node_id}
+            {
+                "start_time_us": e.start_us,
+                "end_time_us": e.end_us,
+                "duration_s": e.duration_s,
+                "step": e.step,
+                "mode": e.mode,
+                "name": e.name,
+                "phase": e.phase,
+                "node_id": e.node_id,
+            }
             for e in self.get_framework_metrics(start_us, end_us)
         ]
         cols = ["start_time_us", "end_time_us", "duration_s", "step", "mode", "name", "phase", "node_id"]

@@ -220,8 +220,11 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
     rows = [
-        [esc(m.mode if m.mode != "GLOBAL" else "GLOBAL (no mode set)"), str(len(m.steps)),
-         esc(format_steps(m.global_steps))]
+        [
+            esc(m.mode if m.mode != "GLOBAL" else "GLOBAL (no mode set)"),
+            str(len(m.steps)),
+            esc(format_steps(m.global_steps)),
+        ]
         for m in summary.modes
     ]
     colls = ", ".join(f"{esc(k)} ({v})" for k, v in summary.collections.items() if v)

@@ -81,9 +81,7 @@ def step_mode(trial: Any, step: int) -> str:
         return "GLOBAL"
 
 
-def tensor_series(
-    trial: Any, name: str, *, reduction: str | None = None
-) -> dict[str, tuple[list[int], list[float]]]:
+def tensor_series(trial: Any, name: str, *, reduction: str | None = None) -> dict[str, tuple[list[int], list[float]]]:
     """Return a tensor's values (scalars) or reductions over global steps, per mode.
 
     A step where only reductions were saved uses the saved reduction of the same name.
@@ -169,9 +167,7 @@ def is_scalar_tensor(trial: Any, name: str) -> bool:
         return False
 
 
-def save_tensor_plot(
-    trial: Any, name: str, out: str | Path, *, reduction: str | None = None
-) -> Path:
+def save_tensor_plot(trial: Any, name: str, out: str | Path, *, reduction: str | None = None) -> Path:
     """Write the plot of :func:`plot_tensor` to a PNG file and return its path.
 
     .. versionadded:: 0.1

@@ -161,8 +161,14 @@ def _findings_plot(rule: str, findings: Sequence[Mapping[str, Any]], fired: tupl
             ys.append(value)
     if not series:
         return None
-    return PlotData(title=f"{rule}: value in the findings table", ylabel="value", series=series,
-                    thresholds=_finding_thresholds(findings, None), fired_steps=fired, legend_title="tensor")
+    return PlotData(
+        title=f"{rule}: value in the findings table",
+        ylabel="value",
+        series=series,
+        thresholds=_finding_thresholds(findings, None),
+        fired_steps=fired,
+        legend_title="tensor",
+    )
 
 
 def rule_plots(
@@ -193,9 +199,16 @@ def rule_plots(
     if rule == "FeatureImportanceOverweight":
         series, used = _importance_share(trial, params)
         top_n = int(_number(params.get("nfeatures")) or 3)
-        return [PlotData(title=f"Share of the top {top_n} of {len(used)} feature importances",
-                         ylabel=f"top-{top_n} share", series=series, fired_steps=fired_t, legend_title="mode",
-                         thresholds=_param_thresholds(params, ("threshold",)))]
+        return [
+            PlotData(
+                title=f"Share of the top {top_n} of {len(used)} feature importances",
+                ylabel=f"top-{top_n} share",
+                series=series,
+                fired_steps=fired_t,
+                legend_title="mode",
+                thresholds=_param_thresholds(params, ("threshold",)),
+            )
+        ]
     quantity = _QUANTITIES.get(rule)
     plots: list[PlotData] = []
     for name in names:
@@ -217,8 +230,17 @@ def rule_plots(
             series = tensor_series(trial, name)
             thresholds = ()
         title = f"{name}: ||W_s - W_prev|| / ||W_prev||" if rule == "WeightUpdateRatio" else name
-        plots.append(PlotData(title=title, ylabel=label, series=series, thresholds=thresholds, fired_steps=fired_t,
-                              legend_title="mode", tensor_nonfinite_steps=tuple(sorted(bad))))
+        plots.append(
+            PlotData(
+                title=title,
+                ylabel=label,
+                series=series,
+                thresholds=thresholds,
+                fired_steps=fired_t,
+                legend_title="mode",
+                tensor_nonfinite_steps=tuple(sorted(bad)),
+            )
+        )
     if quantity is None and rule not in ("WeightUpdateRatio", "ExplodingTensor"):
         extra = _findings_plot(rule, findings, fired_t)
         if extra is not None:

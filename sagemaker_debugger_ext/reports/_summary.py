@@ -119,9 +119,7 @@ def open_trial(path: str | Path) -> Any:
     """
     text = str(path)
     if not _has_collections(text):
-        msg = field_error_message(
-            "path", "a debug output folder or s3:// URI with a collections/ file", text
-        )
+        msg = field_error_message("path", "a debug output folder or s3:// URI with a collections/ file", text)
         raise StorageNotFoundError(msg, uri=text)
     uri = text.removeprefix("file://")
     return create_trial(uri)

@@ -113,8 +113,10 @@ class _Walker:
             self.add(path, f"must be one of {shown} (got {value!r})")
         pattern = shape.metadata.get("pattern")
         if pattern:
-            if self.allow_local_uris and any(h in pattern for h in _S3_PATTERN_HINTS) and (
-                value == "" or value.startswith("file://") or "://" not in value
+            if (
+                self.allow_local_uris
+                and any(h in pattern for h in _S3_PATTERN_HINTS)
+                and (value == "" or value.startswith("file://") or "://" not in value)
             ):
                 return
             compiled = _compile(pattern)

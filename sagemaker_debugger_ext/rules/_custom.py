@@ -52,7 +52,9 @@ def load_rule_class(source: str, class_name: str, *, work_dir: Path | None = Non
     spec.loader.exec_module(module)
     cls = getattr(module, class_name, None)
     if not isinstance(cls, type):
-        found = sorted(n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Rule) and v is not Rule)
+        found = sorted(
+            n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Rule) and v is not Rule
+        )
         msg = f"'rule_to_invoke' must name a class in {path.name} (got {class_name!r}; rule classes there: {found})"
         raise RuleNotFoundError(msg, rule_name=class_name)
     return cls

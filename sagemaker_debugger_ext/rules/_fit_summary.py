@@ -29,7 +29,10 @@ def fit_summary(description: Mapping[str, Any]) -> str:
         lines.append(f"Failure reason: {description['FailureReason']}")
     seconds = description.get("TrainingTimeInSeconds")
     if seconds is not None:
-        lines += [f"Training seconds: {seconds}", f"Billable seconds: {description.get('BillableTimeInSeconds', seconds)}"]
+        lines += [
+            f"Training seconds: {seconds}",
+            f"Billable seconds: {description.get('BillableTimeInSeconds', seconds)}",
+        ]
     summary = rule_summary(description)
     if summary.rows:
         lines.append(str(summary))

@@ -19,7 +19,9 @@ __all__ = ["invoke_rule"]
 _log = logging.getLogger(__name__)
 
 
-def invoke_rule(rule_obj: Any, start_step: int | None = 0, end_step: int | None = None, raise_eval_cond: bool = False) -> None:
+def invoke_rule(
+    rule_obj: Any, start_step: int | None = 0, end_step: int | None = None, raise_eval_cond: bool = False
+) -> None:
     """Invoke ``rule_obj`` at every global step from ``start_step`` up to ``end_step`` (exclusive).
 
     Steps whose tensors were not saved are skipped; while training runs the loop keeps

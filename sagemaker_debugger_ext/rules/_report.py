@@ -52,7 +52,14 @@ def write_report(
         "RuleToInvoke": rule_to_invoke,
         "RuleEvaluationStatus": status.value,
         "StatusDetails": status_details,
-        "RuleParameters": {k: v if isinstance(v, (str, int, float, bool, type(None))) else list(v) if isinstance(v, (list, tuple)) else str(v) for k, v in parameters.items()},
+        "RuleParameters": {
+            k: v
+            if isinstance(v, (str, int, float, bool, type(None)))
+            else list(v)
+            if isinstance(v, (list, tuple))
+            else str(v)
+            for k, v in parameters.items()
+        },
         "FirstFiredStep": fired_steps[0] if fired_steps else None,
         "TimesFired": len(fired_steps),
         "FiredSteps": fired_steps[:1000],

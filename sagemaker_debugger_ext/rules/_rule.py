@@ -46,7 +46,9 @@ class Rule(abc.ABC):
         report: smdebug's report dict (``RuleTriggered``, ``Violations``, ...).
     """
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Sequence[Any] | None = None
+    ) -> None:
         self.base_trial = base_trial
         self.other_trials = list(other_trials) if other_trials is not None else None
         self.trials = [base_trial, *(self.other_trials or [])]

@@ -162,12 +162,20 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         others = [_open_trial(p, f"other_trial_{i}", req.poll_interval) for i, p in enumerate(split.other_trials)]
         rule = _build_rule(req, split, base, others)
         evidence = Evidence(
-            base, req.rule_name, split.rule_to_invoke, rule.params if isinstance(rule, BuiltinRule) else split.rule_parameters
+            base,
+            req.rule_name,
+            split.rule_to_invoke,
+            rule.params if isinstance(rule, BuiltinRule) else split.rule_parameters,
         )
         if req.poll_interval is not None and hasattr(rule, "poll_interval"):
             rule.poll_interval = req.poll_interval
         existing = getattr(getattr(rule, "_actions", None), "specs", ())
-        rule._actions = Actions((*specs, *[s for s in existing if s not in specs]), rule_name=req.rule_name, stop_file=req.stop_file, region=req.region)
+        rule._actions = Actions(
+            (*specs, *[s for s in existing if s not in specs]),
+            rule_name=req.rule_name,
+            stop_file=req.stop_file,
+            region=req.region,
+        )
         step = req.start_step
         while req.end_step is None or step < req.end_step:
             try:
@@ -179,14 +187,19 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
             except RuleEvaluationConditionMet as exc:
                 fired.append(exc.step)
                 if len(fired) == 1:
-                    details = evidence.issues_found(_met_details(req.rule_name, exc.step), list(getattr(rule, "findings", ())))
+                    details = evidence.issues_found(
+                        _met_details(req.rule_name, exc.step), list(getattr(rule, "findings", ()))
+                    )
                     status(EvaluationStatus.ISSUES_FOUND, details)
                     _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, details)
                 if exc.end_of_rule:
                     break
             except (NoMoreData, NoMoreProfilerData) as exc:
                 last = getattr(exc, "last_step", None)
-                _log.info("all saved steps evaluated: training has ended%s", f" (last saved step {last})" if last is not None else "")
+                _log.info(
+                    "all saved steps evaluated: training has ended%s",
+                    f" (last saved step {last})" if last is not None else "",
+                )
                 break
             step += 1
         if isinstance(rule, BuiltinRule):
@@ -212,7 +225,9 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
     return outcome
 
 
-def _run_profiler_rule(req: RunRequest, split: SplitParameters, status: Callable[[EvaluationStatus, str], None]) -> RunOutcome:
+def _run_profiler_rule(
+    req: RunRequest, split: SplitParameters, status: Callable[[EvaluationStatus, str], None]
+) -> RunOutcome:
     """A profiler rule over a ``profiler-output`` folder, in this process, through the same status writer."""
     last = [EvaluationStatus.ERROR, "rule process ended early"]
 
@@ -228,7 +243,9 @@ def _run_profiler_rule(req: RunRequest, split: SplitParameters, status: Callable
     return outcome
 
 
-def _write_report(req: RunRequest, split: SplitParameters, rule: Any, fired: list[int], s: EvaluationStatus, details: str) -> None:
+def _write_report(
+    req: RunRequest, split: SplitParameters, rule: Any, fired: list[int], s: EvaluationStatus, details: str
+) -> None:
     builtin = isinstance(rule, BuiltinRule)
     params: Mapping[str, Any] = rule.params if builtin else split.rule_parameters
     actions = getattr(getattr(rule, "_actions", None), "log", [])

@@ -128,17 +128,22 @@ def rule_summary(description: Mapping[str, Any] | Iterable[Mapping[str, Any]], j
         rows = _rows(description.get("DebugRuleEvaluationStatuses") or [], "debugger")
         rows += _rows(description.get("ProfilerRuleEvaluationStatuses") or [], "profiler")
         return RuleSummary(job_name=name, rows=tuple(rows))
-    rows = [
-        row
-        for s in description
-        for row in _rows([s], "profiler" if _looks_like_profiler_rule(s) else "debugger")
-    ]
+    rows = [row for s in description for row in _rows([s], "profiler" if _looks_like_profiler_rule(s) else "debugger")]
     return RuleSummary(job_name=job_name, rows=tuple(rows))
 
 
 _PROFILER_RULES = (
-    "ProfilerReport", "BatchSize", "CPUBottleneck", "Dataloader", "GPUMemoryIncrease", "IOBottleneck",
-    "LoadBalancing", "LowGPUUtilization", "MaxInitializationTime", "OverallSystemUsage", "StepOutlier",
+    "ProfilerReport",
+    "BatchSize",
+    "CPUBottleneck",
+    "Dataloader",
+    "GPUMemoryIncrease",
+    "IOBottleneck",
+    "LoadBalancing",
+    "LowGPUUtilization",
+    "MaxInitializationTime",
+    "OverallSystemUsage",
+    "StepOutlier",
 )
 
 

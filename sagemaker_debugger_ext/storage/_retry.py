@@ -20,7 +20,16 @@ __all__ = ["RetryPolicy", "s3_client", "with_retries"]
 T = TypeVar("T")
 _NOT_FOUND_CODES = frozenset({"NoSuchBucket", "NoSuchKey", "404", "NotFound"})
 _TRANSIENT_CODES = frozenset(
-    {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "InternalError", "ServiceUnavailable", "500", "503"}
+    {
+        "SlowDown",
+        "Throttling",
+        "ThrottlingException",
+        "RequestTimeout",
+        "InternalError",
+        "ServiceUnavailable",
+        "500",
+        "503",
+    }
 )
 
 

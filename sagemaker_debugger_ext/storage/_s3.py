@@ -51,7 +51,6 @@ class S3Storage:
         """The boto3 S3 client (thread-safe; created once)."""
         with self._lock:
             if self._client is None:
-
                 self._client = s3_client()
             return self._client
 

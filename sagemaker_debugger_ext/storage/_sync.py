@@ -36,7 +36,6 @@ def changed_files(local_dir: Path, manifest: dict[str, tuple[int, int]]) -> Iter
                 yield key, path, sig
 
 
-
 def sync_dir(storage: Any, local_dir: Path, prefix: str = "") -> int:
     """Upload the files of ``local_dir`` that are new or changed since the last call.
 

@@ -45,7 +45,9 @@ class RecordFetcher:
         self._cached = 0
         self._evicted: set[str] = set()
         # (content length, first bytes) -> (prefix, dtype, count, shape or None for 1-D, prefix length)
-        self._layouts: dict[tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...] | None, int]] = {}
+        self._layouts: dict[
+            tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...] | None, int]
+        ] = {}
         self._headers: dict[bytes, int] = {}  # validated record headers -> payload length
         self._last_key: str | None = None
         self._last_data: bytes | None = None
@@ -155,7 +157,13 @@ class RecordFetcher:
         if len(self._layouts) > 4096:
             self._layouts.clear()
         shape = None if layout.shape == (layout.n_items,) else layout.shape  # None: 1-D, no reshape needed
-        self._layouts[key] = (data[pos : layout.content_start], layout.dtype, layout.n_items, shape, layout.content_start - pos)
+        self._layouts[key] = (
+            data[pos : layout.content_start],
+            layout.dtype,
+            layout.n_items,
+            shape,
+            layout.content_start - pos,
+        )
         return np.frombuffer(data, layout.dtype, layout.n_items, layout.content_start).copy().reshape(layout.shape)
 
     def fetch(self, loc: Location) -> np.ndarray:

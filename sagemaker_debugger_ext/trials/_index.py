@@ -103,7 +103,9 @@ def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
         try:
             name, start, length = item["tensorname"], item["start_idx"], item["length"]
         except (KeyError, TypeError, IndexError):
-            raise _fail(key, f"'tensor_payload' entries need tensorname, start_idx, length (got {_short(item)})") from None
+            raise _fail(
+                key, f"'tensor_payload' entries need tensorname, start_idx, length (got {_short(item)})"
+            ) from None
         # exact-type test first (what JSON gives): bools and floats are refused
         if (name.__class__ is not str or start.__class__ is not int or length.__class__ is not int
                 or not 0 <= start < MAX_EXTENT or not 1 <= length < MAX_EXTENT

@@ -148,8 +148,12 @@ class TrialLoader:
             if parsed is None:
                 self._seen_index.add(key)
                 if key.endswith(".json"):
-                    _LOG.warning("ignoring %s/%s: not an index file name the writer produces "
-                                 "(index/<step//1000:09d>/<step:012d>_<worker>.json)", self.path.rstrip("/"), key)
+                    _LOG.warning(
+                        "ignoring %s/%s: not an index file name the writer produces "
+                        "(index/<step//1000:09d>/<step:012d>_<worker>.json)",
+                        self.path.rstrip("/"),
+                        key,
+                    )
                 continue
             step, worker = parsed
             if self.range_steps is not None and not self.range_steps[0] <= step < self.range_steps[1]:
@@ -240,7 +244,6 @@ class TrialLoader:
         if len(pending) > self._window:
             pending.sort()
             self.last_complete_step = pending[len(pending) // 2 - 1]
-
 
 
 def _replaced(entries: tuple[StepData, ...], worker: str, field: int, value: object) -> tuple[StepData, ...]:

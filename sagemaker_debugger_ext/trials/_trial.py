@@ -66,7 +66,11 @@ class Trial:
         for fname, val in (("poll_interval_s", poll_interval_s), ("wait_timeout_s", wait_timeout_s)):
             if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
                 raise ConfigValueError(field_error_message(fname, "a number >= 0", val), field=fname, value=val)
-        if isinstance(incomplete_step_window, bool) or not isinstance(incomplete_step_window, int) or incomplete_step_window < 2:
+        if (
+            isinstance(incomplete_step_window, bool)
+            or not isinstance(incomplete_step_window, int)
+            or incomplete_step_window < 2
+        ):
             msg = field_error_message("incomplete_step_window", "an int >= 2", incomplete_step_window)
             raise ConfigValueError(msg, field="incomplete_step_window", value=incomplete_step_window)
         self._storage = storage
@@ -130,7 +134,7 @@ class Trial:
             return os.path.join(self._given_path, key)
         uri = self.path.rstrip("/")
         if uri.startswith("s3://"):
-            prefix = uri[len("s3://"):].partition("/")[2]
+            prefix = uri[len("s3://") :].partition("/")[2]
             return f"{prefix}/{key}" if prefix else key
         return f"{uri}/{key}"
 

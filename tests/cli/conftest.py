@@ -13,7 +13,9 @@ import pytest
 CONSOLE_SCRIPT = Path(sys.executable).parent / "sagemaker-debugger-ext"
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the installed console script with ``args``; capture text output."""
     full_env = {**os.environ, "COLUMNS": "200", "PYTHONWARNINGS": "ignore", **(env or {})}
     return subprocess.run(

@@ -18,7 +18,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, AWS_ENDPOINT_URL="http://127.0.0.1:9", SAGEMAKER_SUPPRESS_V2_WARNING="1")
     return subprocess.run(
         [sys.executable, "-m", "sagemaker_debugger_ext.cli", "request", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -28,13 +33,23 @@ def test_request_prints_example_json() -> None:
     assert out.returncode == 0, out.stderr
     request = json.loads(out.stdout)
     assert request["TrainingJobName"] == "demo-job"
-    assert [c["CollectionName"] for c in request["DebugHookConfig"]["CollectionConfigurations"]] == ["losses", "gradients", "weights", "losses"]
-    assert {r["RuleConfigurationName"] for r in request["DebugRuleConfigurations"]} == {"LossNotDecreasing", "VanishingGradient"}
+    assert [c["CollectionName"] for c in request["DebugHookConfig"]["CollectionConfigurations"]] == [
+        "losses",
+        "gradients",
+        "weights",
+        "losses",
+    ]
+    assert {r["RuleConfigurationName"] for r in request["DebugRuleConfigurations"]} == {
+        "LossNotDecreasing",
+        "VanishingGradient",
+    }
     assert request["TensorBoardOutputConfig"] == {"S3OutputPath": "s3://my-bucket/tensorboard/"}
     assert request["ProfilerConfig"]["ProfilingIntervalInMilliseconds"] == 500
 
 
-def test_request_missing_variable_is_a_clear_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_request_missing_variable_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--var naming no variable exits 2 with a one-line message (in-process)."""
     from sagemaker_debugger_ext.cli import main
 

@@ -21,15 +21,42 @@ def test_rules_list_prints_every_builtin(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_rules_run_on_smdebug_run(smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``rules run`` with --param prints the status and findings and writes the report."""
-    code = main(["rules", "run", str(smdebug_runs / "sample_run"), "VanishingGradient", "--param", "threshold=1000", "--output-dir", str(tmp_path)])
+    code = main(
+        [
+            "rules",
+            "run",
+            str(smdebug_runs / "sample_run"),
+            "VanishingGradient",
+            "--param",
+            "threshold=1000",
+            "--output-dir",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "IssuesFound" in out and "gradient/" in out
     assert json.loads((tmp_path / "rule-report.json").read_text())["FirstFiredStep"] == 0
 
 
-def test_rules_run_bad_param_is_an_error(smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rules_run_bad_param_is_an_error(
+    smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A malformed --param is a one-line error; a bad value gives status Error and exit code 1."""
     assert main(["rules", "run", str(smdebug_runs / "sample_run"), "VanishingGradient", "--param", "threshold"]) == 2
     assert "'--param' must be KEY=VALUE" in capsys.readouterr().err
-    assert main(["rules", "run", str(smdebug_runs / "sample_run"), "VanishingGradient", "--param", "threshold=abc", "--output-dir", str(tmp_path)]) == 1
+    assert (
+        main(
+            [
+                "rules",
+                "run",
+                str(smdebug_runs / "sample_run"),
+                "VanishingGradient",
+                "--param",
+                "threshold=abc",
+                "--output-dir",
+                str(tmp_path),
+            ]
+        )
+        == 1
+    )
     assert "'threshold' must be a number (got 'abc')" in capsys.readouterr().out

@@ -33,7 +33,16 @@ def test_trial_summary_table(cli, smdebug_runs):
     proc = cli("trial", str(smdebug_runs / "sample_run"))
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    for text in ("TRAIN", "EVAL", "worker_0", "losses", "gradients", "CrossEntropyLoss_output_0", "Net_fc1.weight", "(3, 4)"):
+    for text in (
+        "TRAIN",
+        "EVAL",
+        "worker_0",
+        "losses",
+        "gradients",
+        "CrossEntropyLoss_output_0",
+        "Net_fc1.weight",
+        "(3, 4)",
+    ):
         assert text in out, text
 
 
@@ -117,7 +126,15 @@ def test_trial_summary_and_plot_from_s3(cli, smdebug_runs, moto_server, tmp_path
 
 def test_trial_plot_without_data_is_one_line(cli, expect_error, smdebug_runs, tmp_path):
     """A tensor saved only as other reductions cannot be plotted: one line naming tensor and reduction."""
-    proc = cli("trial", str(smdebug_runs / "sample_run"), "--plot", "relu_output_0", "--reduction", "variance",
-               "--out", str(tmp_path / "v.png"))
+    proc = cli(
+        "trial",
+        str(smdebug_runs / "sample_run"),
+        "--plot",
+        "relu_output_0",
+        "--reduction",
+        "variance",
+        "--out",
+        str(tmp_path / "v.png"),
+    )
     expect_error(proc, "relu_output_0", "variance")
     assert not (tmp_path / "v.png").exists()

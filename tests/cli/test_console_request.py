@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-ESTIMATOR_FILE = '''
+ESTIMATOR_FILE = """
 from sagemaker_debugger_ext import Estimator, Rule, rule_configs
 
 estimator = Estimator(
@@ -17,7 +17,7 @@ estimator = Estimator(
     output_path="s3://my-bucket/out",
     rules=[Rule.sagemaker(rule_configs.loss_not_decreasing())],
 )
-'''
+"""
 
 
 @pytest.fixture

@@ -78,7 +78,19 @@ def test_every_json_option_parses(cli: Any, job: tuple[dict[str, str], Path], tm
     trial = _json(cli, "trial", str(debug_output), "--json", env=env)
     assert "loss" in json.dumps(trial)
     out = tmp_path / "reports"
-    report = _json(cli, "rules", "run", str(debug_output), "AllZero", "--param", "tensor_regex=loss", "--out", str(out), "--json", env=env)
+    report = _json(
+        cli,
+        "rules",
+        "run",
+        str(debug_output),
+        "AllZero",
+        "--param",
+        "tensor_regex=loss",
+        "--out",
+        str(out),
+        "--json",
+        env=env,
+    )
     assert report["RuleConfigurationName"] == "AllZero"
     assert (out / "rule-report.json").is_file(), "--out is where the reports go"
 
@@ -87,7 +99,9 @@ def test_every_json_option_parses(cli: Any, job: tuple[dict[str, str], Path], tm
 def test_rules_run_names_the_report_folder(cli: Any, job: tuple[dict[str, str], Path], tmp_path: Path) -> None:
     """Without --json, ``rules run --out DIR`` lists the reports it wrote there."""
     env, debug_output = job
-    proc = cli("rules", "run", str(debug_output), "AllZero", "--param", "tensor_regex=loss", "--out", str(tmp_path), env=env)
+    proc = cli(
+        "rules", "run", str(debug_output), "AllZero", "--param", "tensor_regex=loss", "--out", str(tmp_path), env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"reports in {tmp_path}: " in proc.stdout and "rule-report.json" in proc.stdout
 

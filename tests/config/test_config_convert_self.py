@@ -40,7 +40,10 @@ def test_no_function_level_imports_inside_config() -> None:
     ("ours", "theirs"),
     [
         (CollectionConfig, sdk.CollectionConfig("weights", {"save_interval": "5"})),
-        (DebuggerHookConfig, sdk.DebuggerHookConfig(s3_output_path="s3://b/p", collection_configs=[sdk.CollectionConfig("losses")])),
+        (
+            DebuggerHookConfig,
+            sdk.DebuggerHookConfig(s3_output_path="s3://b/p", collection_configs=[sdk.CollectionConfig("losses")]),
+        ),
         (TensorBoardOutputConfig, sdk.TensorBoardOutputConfig("s3://b/tb")),
         (ProfilerConfig, sdk.ProfilerConfig(system_monitor_interval_millis=500)),
         (Profiler, sdk.Profiler(cpu_profiling_duration=60)),

@@ -28,7 +28,11 @@ def test_collection_equality_and_hash_follow_sdk(d: Any) -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{}, {"s3_output_path": "s3://x"}, {"container_local_output_path": "/l", "hook_parameters": {"save_interval": "1"}, "collection_configs": []}],
+    [
+        {},
+        {"s3_output_path": "s3://x"},
+        {"container_local_output_path": "/l", "hook_parameters": {"save_interval": "1"}, "collection_configs": []},
+    ],
     ids=["empty", "s3", "full"],
 )
 def test_hook_request_dict(d: Any, kwargs: dict[str, Any]) -> None:
@@ -38,15 +42,22 @@ def test_hook_request_dict(d: Any, kwargs: dict[str, Any]) -> None:
 
 def test_tensorboard_request_dict(d: Any) -> None:
     """TensorBoardOutputConfig._to_request_dict equals the SDK's."""
-    assert sdx.TensorBoardOutputConfig("s3://t", "/l")._to_request_dict() == d.TensorBoardOutputConfig("s3://t", "/l")._to_request_dict()
+    assert (
+        sdx.TensorBoardOutputConfig("s3://t", "/l")._to_request_dict()
+        == d.TensorBoardOutputConfig("s3://t", "/l")._to_request_dict()
+    )
 
 
 PROFILER_CASES = {
     "default": lambda m: m.ProfilerConfig(),
     "disabled": lambda m: m.ProfilerConfig(s3_output_path="s3://p", disable_profiler=True),
     "interval": lambda m: m.ProfilerConfig(s3_output_path="s3://p", system_monitor_interval_millis=100),
-    "profiler_v2": lambda m: m.ProfilerConfig(profile_params=m.Profiler(cpu_profiling_duration=10, file_rotation_interval="5")),
-    "time_range": lambda m: m.ProfilerConfig(framework_profile_params=m.FrameworkProfile(start_unix_time=1700000000, duration=2.5)),
+    "profiler_v2": lambda m: m.ProfilerConfig(
+        profile_params=m.Profiler(cpu_profiling_duration=10, file_rotation_interval="5")
+    ),
+    "time_range": lambda m: m.ProfilerConfig(
+        framework_profile_params=m.FrameworkProfile(start_unix_time=1700000000, duration=2.5)
+    ),
     "num_steps_only": lambda m: m.ProfilerConfig(framework_profile_params=m.FrameworkProfile(num_steps=4)),
     "python_default_steps": lambda m: m.ProfilerConfig(
         framework_profile_params=m.FrameworkProfile(
@@ -56,7 +67,9 @@ PROFILER_CASES = {
         )
     ),
     "cpu_timer": lambda m: m.ProfilerConfig(
-        framework_profile_params=m.FrameworkProfile(python_profiling_config=m.PythonProfilingConfig(cprofile_timer=m.cProfileTimer.CPU_TIME))
+        framework_profile_params=m.FrameworkProfile(
+            python_profiling_config=m.PythonProfilingConfig(cprofile_timer=m.cProfileTimer.CPU_TIME)
+        )
     ),
 }
 
@@ -78,11 +91,19 @@ def test_profiler_request_dict(d: Any, case: str) -> None:
 
 def test_rule_dicts_equal_sdk(d: Any) -> None:
     """Rule / ProfilerRule config dicts before fit equal the SDK's (ProfilerRule params str()-ed)."""
-    assert sdx.Rule.sagemaker(sdx.rule_configs.dead_relu(), name="N").to_debugger_rule_config_dict() == \
-        d.Rule.sagemaker(d.rule_configs.dead_relu(), name="N").to_debugger_rule_config_dict()
+    assert (
+        sdx.Rule.sagemaker(sdx.rule_configs.dead_relu(), name="N").to_debugger_rule_config_dict()
+        == d.Rule.sagemaker(d.rule_configs.dead_relu(), name="N").to_debugger_rule_config_dict()
+    )
     args = ("P", "img", "ml.m5.xlarge", 10)
-    assert sdx.ProfilerRule.custom(*args, source="s3://s", rule_to_invoke="P", rule_parameters={"x": None}).to_profiler_rule_config_dict() == \
-        d.ProfilerRule.custom(*args, source="s3://s", rule_to_invoke="P", rule_parameters={"x": None}).to_profiler_rule_config_dict()
+    assert (
+        sdx.ProfilerRule.custom(
+            *args, source="s3://s", rule_to_invoke="P", rule_parameters={"x": None}
+        ).to_profiler_rule_config_dict()
+        == d.ProfilerRule.custom(
+            *args, source="s3://s", rule_to_invoke="P", rule_parameters={"x": None}
+        ).to_profiler_rule_config_dict()
+    )
 
 
 def test_rule_positional_constructor_matches_sdk_order(d: Any) -> None:
@@ -95,10 +116,30 @@ def test_rule_positional_constructor_matches_sdk_order(d: Any) -> None:
 
 
 REGIONS = [
-    "af-south-1", "ap-east-1", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1", "ap-southeast-1",
-    "ap-southeast-2", "ca-central-1", "cn-north-1", "cn-northwest-1", "eu-central-1", "eu-north-1", "eu-south-1",
-    "eu-west-1", "eu-west-2", "eu-west-3", "me-south-1", "sa-east-1", "us-east-1", "us-east-2", "us-gov-west-1",
-    "us-west-1", "us-west-2",
+    "af-south-1",
+    "ap-east-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-northeast-3",
+    "ap-south-1",
+    "ap-southeast-1",
+    "ap-southeast-2",
+    "ca-central-1",
+    "cn-north-1",
+    "cn-northwest-1",
+    "eu-central-1",
+    "eu-north-1",
+    "eu-south-1",
+    "eu-west-1",
+    "eu-west-2",
+    "eu-west-3",
+    "me-south-1",
+    "sa-east-1",
+    "us-east-1",
+    "us-east-2",
+    "us-gov-west-1",
+    "us-west-1",
+    "us-west-2",
 ]
 
 
@@ -112,7 +153,9 @@ def test_rule_images_for_every_region(d: Any) -> None:
         assert sdx.get_rule_container_image_uri("DetailedProfilerProcessingJobConfig-1", region) == image_uris.retrieve(
             "detailed-profiler", region
         )
-    assert sdx.get_rule_container_image_uri("X", "cn-north-1").endswith(".amazonaws.com.cn/sagemaker-debugger-rules:latest")
+    assert sdx.get_rule_container_image_uri("X", "cn-north-1").endswith(
+        ".amazonaws.com.cn/sagemaker-debugger-rules:latest"
+    )
 
 
 def test_sdk_objects_convert(d: Any) -> None:

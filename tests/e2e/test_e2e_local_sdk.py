@@ -131,7 +131,9 @@ def test_our_estimator_in_process_moto(tmp_path: Path) -> None:
     from sagemaker_debugger_ext.trials import create_trial
 
     with mock_aws():
-        boto3.client("s3").create_bucket(Bucket="e2e-inproc", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+        boto3.client("s3").create_bucket(
+            Bucket="e2e-inproc", CreateBucketConfiguration={"LocationConstraint": "us-west-2"}
+        )
         est = Estimator(
             image_uri="local-image", role=ROLE, instance_count=1, instance_type="local",
             entry_point=str(SCRIPTS / "train_steps.py"), sagemaker_session=_session(Inline=True),
@@ -179,7 +181,9 @@ def test_our_estimator_default_output_and_custom_rules(
     assert response_problems("DescribeTrainingJob", desc) == []
     sns = boto3.client("sns")
     topic = next(t["TopicArn"] for t in sns.list_topics()["Topics"] if t["TopicArn"].endswith(":SMDebugRules"))
-    endpoints = {(x["Protocol"], x["Endpoint"]) for x in sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]}
+    endpoints = {
+        (x["Protocol"], x["Endpoint"]) for x in sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    }
     assert ("email", "someone@example.com") in endpoints
     rule_log = LocalSession().training_client.store.paths("ours-default-job").rule_log("LossAbove").read_text()
     assert "someone@example.com" in rule_log
@@ -228,7 +232,9 @@ def test_ctrl_c_during_fit_stops_job(tmp_path: Path) -> None:
             raise SystemExit(130)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", program], env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", program], env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     _wait_for(lambda: marker.exists() or proc.poll() is not None, timeout_s=60, what="training started")
     assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
     proc.send_signal(signal.SIGINT)

@@ -45,7 +45,9 @@ def _census_like(folder: Path) -> dict[str, Path]:
 def _rules(module: Any) -> list[Any]:
     rule, configs = module.Rule, module.rule_configs
     return [
-        rule.sagemaker(configs.loss_not_decreasing(), rule_parameters={"collection_names": "metrics", "num_steps": "4"}),
+        rule.sagemaker(
+            configs.loss_not_decreasing(), rule_parameters={"collection_names": "metrics", "num_steps": "4"}
+        ),
         rule.sagemaker(configs.overtraining()),
         rule.sagemaker(configs.overfit()),
         rule.sagemaker(configs.tree_depth()),
@@ -91,7 +93,11 @@ def _check_job(estimator: Any, data: dict[str, Path], output: Path) -> None:
     # get_score()), and each saved step's weights sum to 1.
     weights = trial.tensor_names(regex="^feature_importance/weight/")
     last = max(step for n in weights for step in trial.tensor(n).steps())
-    total = sum(float(np.asarray(trial.tensor(n).value(last)).reshape(-1)[0]) for n in weights if last in trial.tensor(n).steps())
+    total = sum(
+        float(np.asarray(trial.tensor(n).value(last)).reshape(-1)[0])
+        for n in weights
+        if last in trial.tensor(n).steps()
+    )
     assert total == pytest.approx(1.0)
     tree_step = trial.tensor("trees/Tree").steps()[-1]
     assert set(trial.tensor("trees/Tree").value(tree_step).tolist()) == {tree_step}

@@ -65,7 +65,9 @@ def make_session(region: str = "us-west-2", forward: bool = False) -> Any:
     return session
 
 
-def build_request(estimator_cls: type, kwargs: dict[str, Any], *, region: str = "us-west-2", job_name: str = "golden-x") -> dict[str, Any]:
+def build_request(
+    estimator_cls: type, kwargs: dict[str, Any], *, region: str = "us-west-2", job_name: str = "golden-x"
+) -> dict[str, Any]:
     """Build an estimator and fit(wait=False); return the captured CreateTrainingJob request."""
     session = make_session(region)
     base = {
@@ -94,7 +96,9 @@ def normalise(request: dict[str, Any]) -> dict[str, Any]:
     out = json.loads(text)
     hook = out.get("DebugHookConfig")
     if hook and "CollectionConfigurations" in hook:
-        hook["CollectionConfigurations"] = sorted(hook["CollectionConfigurations"], key=lambda c: json.dumps(c, sort_keys=True))
+        hook["CollectionConfigurations"] = sorted(
+            hook["CollectionConfigurations"], key=lambda c: json.dumps(c, sort_keys=True)
+        )
     return out
 
 
@@ -103,5 +107,3 @@ def _cached_sts_endpoint(region: str) -> str:
     import sagemaker.utils
 
     return str(sagemaker.utils.sts_regional_endpoint(region))
-
-

@@ -38,11 +38,28 @@ def test_training_job_request_equals_fit_request_and_changes_nothing(aws: None, 
 
     source = tmp_path / "my_rule.py"
     source.write_text("# rule\n")
-    custom = ours.Rule.custom("MyRule", "111122223333.dkr.ecr.us-west-2.amazonaws.com/r:1", "ml.m5.xlarge", 10,
-                              source=str(source), rule_to_invoke="MyRule")
+    custom = ours.Rule.custom(
+        "MyRule",
+        "111122223333.dkr.ecr.us-west-2.amazonaws.com/r:1",
+        "ml.m5.xlarge",
+        10,
+        source=str(source),
+        rule_to_invoke="MyRule",
+    )
     est = _estimator(rules=[custom, ours.Rule.sagemaker(rc.vanishing_gradient())], hyperparameters={"lr": "0.1"})
-    watched = ("output_path", "_current_job_name", "_hyperparameters", "rules", "debugger_hook_config", "profiler_config",
-               "latest_training_job", "debugger_rule_configs", "profiler_rule_configs", "uploaded_code", "jobs")
+    watched = (
+        "output_path",
+        "_current_job_name",
+        "_hyperparameters",
+        "rules",
+        "debugger_hook_config",
+        "profiler_config",
+        "latest_training_job",
+        "debugger_rule_configs",
+        "profiler_rule_configs",
+        "uploaded_code",
+        "jobs",
+    )
     before = copy.deepcopy({k: getattr(est, k) for k in watched})
     request = est.training_job_request(job_name="req-job")
     after = {k: getattr(est, k) for k in watched}
@@ -76,11 +93,16 @@ def test_user_objects_are_not_mutated_by_fit(aws: None) -> None:
 
 def test_collection_order_is_deterministic(aws: None) -> None:
     """CollectionConfigurations: rules' collections in rule order, then the hook's, duplicates dropped."""
-    hook = ours.DebuggerHookConfig(collection_configs=[ours.CollectionConfig("z"), ours.CollectionConfig("gradients", {"save_interval": "500"})])
-    request = build_request(ours.Estimator, {
-        "debugger_hook_config": hook,
-        "rules": [ours.Rule.sagemaker(rc.weight_update_ratio()), ours.Rule.sagemaker(rc.vanishing_gradient())],
-    })
+    hook = ours.DebuggerHookConfig(
+        collection_configs=[ours.CollectionConfig("z"), ours.CollectionConfig("gradients", {"save_interval": "500"})]
+    )
+    request = build_request(
+        ours.Estimator,
+        {
+            "debugger_hook_config": hook,
+            "rules": [ours.Rule.sagemaker(rc.weight_update_ratio()), ours.Rule.sagemaker(rc.vanishing_gradient())],
+        },
+    )
     names = [c["CollectionName"] for c in request["DebugHookConfig"]["CollectionConfigurations"]]
     assert names == ["weights", "gradients", "z"]
 
@@ -89,8 +111,14 @@ def test_path_helpers_return_none_instead_of_crashing(aws: None) -> None:
     """With no hook, no TensorBoard config and profiling off, the path helpers return None (SDK: AttributeError)."""
     import sagemaker.estimator
 
-    sdk = sagemaker.estimator.Estimator(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge",
-                                        sagemaker_session=make_session(), debugger_hook_config=False)
+    sdk = sagemaker.estimator.Estimator(
+        image_uri=IMAGE,
+        role=ROLE,
+        instance_count=1,
+        instance_type="ml.m5.xlarge",
+        sagemaker_session=make_session(),
+        debugger_hook_config=False,
+    )
     sdk.fit(wait=False, job_name="p-sdk")
     with pytest.raises(AttributeError):
         sdk.latest_job_debugger_artifacts_path()
@@ -117,8 +145,13 @@ def test_bare_email_action_works(aws: None) -> None:
     import sagemaker.estimator
 
     with pytest.raises(AttributeError):
-        build_request(sagemaker.estimator.Estimator, {"rules": [d.Rule.sagemaker(d.rule_configs.overfit(), actions=d.rule_configs.Email("abc@abc.com"))]})
-    request = build_request(ours.Estimator, {"rules": [ours.Rule.sagemaker(rc.overfit(), actions=rc.Email("abc@abc.com"))]})
+        build_request(
+            sagemaker.estimator.Estimator,
+            {"rules": [d.Rule.sagemaker(d.rule_configs.overfit(), actions=d.rule_configs.Email("abc@abc.com"))]},
+        )
+    request = build_request(
+        ours.Estimator, {"rules": [ours.Rule.sagemaker(rc.overfit(), actions=rc.Email("abc@abc.com"))]}
+    )
     params = request["DebugRuleConfigurations"][0]["RuleParameters"]
     assert params["action_json"] == '{\\"endpoint\\": \\"abc@abc.com\\", \\"name\\": \\"email\\"}'
 
@@ -195,7 +228,9 @@ def test_configs_are_mutable_like_the_sdks_and_validated_on_assignment() -> None
 
 def test_bare_sms_action_works(aws: None) -> None:
     """A bare SMS action is serialised as one action dict."""
-    request = build_request(ours.Estimator, {"rules": [ours.Rule.sagemaker(rc.overfit(), actions=rc.SMS("+15551234567"))]})
+    request = build_request(
+        ours.Estimator, {"rules": [ours.Rule.sagemaker(rc.overfit(), actions=rc.SMS("+15551234567"))]}
+    )
     params = request["DebugRuleConfigurations"][0]["RuleParameters"]
     assert params["action_json"] == '{\\"endpoint\\": \\"+15551234567\\", \\"name\\": \\"sms\\"}'
 
@@ -224,8 +259,9 @@ def test_estimator_attributes_keep_user_values_after_fit(aws: None) -> None:
     """After fit the estimator's debugger attributes still hold what was passed (the SDK replaces them)."""
     import sagemaker.estimator
 
-    sdk = sagemaker.estimator.Estimator(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge",
-                                        sagemaker_session=make_session())
+    sdk = sagemaker.estimator.Estimator(
+        image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge", sagemaker_session=make_session()
+    )
     sdk.fit(wait=False, job_name="attrs-sdk")
     assert sdk.debugger_hook_config is not None and sdk.profiler_config is not None
     est = _estimator()
@@ -269,7 +305,9 @@ def test_training_job_request_with_entry_point_names_the_code_and_uploads_nothin
     est = _estimator(entry_point=str(script), output_path="s3://sagemaker-us-west-2-123456789012/out")
     request = est.training_job_request(job_name="code-job")
     hps = request["HyperParameters"]
-    assert hps["sagemaker_submit_directory"] == '"s3://sagemaker-us-west-2-123456789012/code-job/source/sourcedir.tar.gz"'
+    assert (
+        hps["sagemaker_submit_directory"] == '"s3://sagemaker-us-west-2-123456789012/code-job/source/sourcedir.tar.gz"'
+    )
     assert hps["sagemaker_program"] == '"train.py"'
     s3 = boto3.client("s3", region_name="us-west-2")
     assert all("Contents" not in s3.list_objects_v2(Bucket=b["Name"]) for b in s3.list_buckets()["Buckets"])

@@ -15,7 +15,10 @@ def test_local_request_uses_local_output_and_file_sources(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     (tmp_path / "myrule.py").write_text("# custom rule\n")
     est = ours.Estimator(
-        image_uri="python:3", role=ROLE, instance_count=1, instance_type="local",
+        image_uri="python:3",
+        role=ROLE,
+        instance_count=1,
+        instance_type="local",
         rules=[ours.Rule.custom("MyRule", "img", "ml.m5.xlarge", 5, source="myrule.py", rule_to_invoke="MyRule")],
     )
     request = est.training_job_request(job_name="local-job")

@@ -33,15 +33,20 @@ def test_fit_creates_job_and_describe_echoes_debugger_keys(aws: None) -> None:
     # moto models these three Debugger members (not ProfilerConfig / ProfilerRuleConfigurations)
     for key in ("DebugHookConfig", "DebugRuleConfigurations", "TensorBoardOutputConfig"):
         assert described[key] == sent[key], key
-    assert sent["ProfilerConfig"] == {"S3OutputPath": "s3://sagemaker-us-west-2-123456789012/", "DisableProfiler": False,
-                                      "ProfilingIntervalInMilliseconds": 500}
+    assert sent["ProfilerConfig"] == {
+        "S3OutputPath": "s3://sagemaker-us-west-2-123456789012/",
+        "DisableProfiler": False,
+        "ProfilingIntervalInMilliseconds": 500,
+    }
     assert described["DebugHookConfig"]["CollectionConfigurations"][0]["CollectionName"] == "gradients"
 
 
 def test_attach_restores_debugger_configs(aws: None) -> None:
     """attach() rebuilds hook, TensorBoard and profiler configs, so the path helpers work."""
     session = make_session(forward=True)
-    est = _remote_estimator(session, tensorboard_output_config=ours.TensorBoardOutputConfig("s3://tb/out"), output_path="s3://out/base/")
+    est = _remote_estimator(
+        session, tensorboard_output_config=ours.TensorBoardOutputConfig("s3://tb/out"), output_path="s3://out/base/"
+    )
     est.fit(wait=False, job_name="attach-job")
     attached = ours.Estimator.attach("attach-job", sagemaker_session=session)
     assert isinstance(attached.debugger_hook_config, ours.DebuggerHookConfig)
@@ -54,13 +59,24 @@ def test_configs_from_description_restores_profiler() -> None:
     """A DescribeTrainingJob answer with ProfilerConfig restores an equivalent ProfilerConfig."""
     from sagemaker_debugger_ext.estimator._support import configs_from_description
 
-    params = configs_from_description({
-        "DebugHookConfig": {"S3OutputPath": "s3://o/", "CollectionConfigurations": [{"CollectionName": "losses"}]},
-        "ProfilerConfig": {"S3OutputPath": "s3://p/", "ProfilingIntervalInMilliseconds": 500, "DisableProfiler": False},
-    })
-    assert params["debugger_hook_config"] == ours.DebuggerHookConfig("s3://o/", collection_configs=[ours.CollectionConfig("losses")])
-    assert params["profiler_config"]._to_request_dict() == {"S3OutputPath": "s3://p/", "DisableProfiler": False,
-                                                           "ProfilingIntervalInMilliseconds": 500}
+    params = configs_from_description(
+        {
+            "DebugHookConfig": {"S3OutputPath": "s3://o/", "CollectionConfigurations": [{"CollectionName": "losses"}]},
+            "ProfilerConfig": {
+                "S3OutputPath": "s3://p/",
+                "ProfilingIntervalInMilliseconds": 500,
+                "DisableProfiler": False,
+            },
+        }
+    )
+    assert params["debugger_hook_config"] == ours.DebuggerHookConfig(
+        "s3://o/", collection_configs=[ours.CollectionConfig("losses")]
+    )
+    assert params["profiler_config"]._to_request_dict() == {
+        "S3OutputPath": "s3://p/",
+        "DisableProfiler": False,
+        "ProfilingIntervalInMilliseconds": 500,
+    }
     assert "tensorboard_output_config" not in params
     assert params["disable_profiler"] is False
 
@@ -71,11 +87,20 @@ def _sdk_and_ours(action: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
     payloads = []
     for cls in (sagemaker.estimator.Estimator, ours.Estimator):
         session = make_session(forward=True)
-        est = cls(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge", sagemaker_session=session,
-                  output_path="s3://out/", disable_profiler=True)
+        est = cls(
+            image_uri=IMAGE,
+            role=ROLE,
+            instance_count=1,
+            instance_type="ml.m5.xlarge",
+            sagemaker_session=session,
+            output_path="s3://out/",
+            disable_profiler=True,
+        )
         est.fit(wait=False, job_name=f"upd-{cls.__module__.split('.')[0].replace('_', '-')}")
         action(est, cls)
-        payloads.append([{k: v for k, v in u.items() if k != "TrainingJobName"} for u in session.sagemaker_client.updated])
+        payloads.append(
+            [{k: v for k, v in u.items() if k != "TrainingJobName"} for u in session.sagemaker_client.updated]
+        )
     return payloads[0], payloads[1]
 
 
@@ -128,7 +153,9 @@ def test_disable_profiling_payload(aws: None) -> None:
     except ValueError as exc:  # moto may report the profiler as already disabled
         assert "already disabled" in str(exc)
     else:
-        assert session.sagemaker_client.updated == [{"TrainingJobName": "disable-prof", "ProfilerConfig": {"DisableProfiler": True}}]
+        assert session.sagemaker_client.updated == [
+            {"TrainingJobName": "disable-prof", "ProfilerConfig": {"DisableProfiler": True}}
+        ]
 
 
 def test_rule_job_summary_lists_rule_statuses(aws: None) -> None:
@@ -139,4 +166,6 @@ def test_rule_job_summary_lists_rule_statuses(aws: None) -> None:
     summary = est.rule_job_summary()
     assert isinstance(summary, list)
     described = session.sagemaker_client._client.describe_training_job(TrainingJobName="summary-job")
-    assert summary == (described.get("DebugRuleEvaluationStatuses") or []) + (described.get("ProfilerRuleEvaluationStatuses") or [])
+    assert summary == (described.get("DebugRuleEvaluationStatuses") or []) + (
+        described.get("ProfilerRuleEvaluationStatuses") or []
+    )

@@ -48,7 +48,11 @@ def test_negative_step_is_signed_on_the_fast_path() -> None:
 
 def test_wire_keys_are_the_bytes_smdebug_writes() -> None:
     """The named keys are protobuf's field << 3 | wire type, as on disk."""
-    assert (_event_proto._KEY_SUMMARY, _event_proto._KEY_VALUE_TENSOR, _event_proto._KEY_VALUE_METADATA) == (0x2A, 0x42, 0x4A)
+    assert (_event_proto._KEY_SUMMARY, _event_proto._KEY_VALUE_TENSOR, _event_proto._KEY_VALUE_METADATA) == (
+        0x2A,
+        0x42,
+        0x4A,
+    )
     assert (_event_proto._KEY_WALL_TIME, _event_proto._KEY_STEP, _event_proto._KEY_TENSOR_CONTENT) == (0x09, 0x10, 0x22)
 
 

@@ -52,7 +52,8 @@ def test_stored_reductions_of_edge_tensors_match_the_reader(tmp_path: Path) -> N
     hook = _hook(tmp_path, include_collections=["r"])
     hook.get_collection("r").include("^r_")
     hook.get_collection("r").reduction_config = ReductionConfig(
-        reductions=list(ALLOWED_REDUCTIONS), norms=list(ALLOWED_NORMS), abs_reductions=["max"], save_raw_tensor=True)
+        reductions=list(ALLOWED_REDUCTIONS), norms=list(ALLOWED_NORMS), abs_reductions=["max"], save_raw_tensor=True
+    )
     hook.advance_step()
     hook.record_tensor_value("r_empty", np.zeros((0,), dtype=np.float32))
     hook.record_tensor_value("r_text", np.array(["a", "bc"]))

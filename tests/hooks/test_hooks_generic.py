@@ -30,8 +30,12 @@ def test_steps_and_modes_follow_schedule(tmp_path: Path, read_run) -> None:
     """Global steps count across modes; each mode has its own step count and schedule."""
     hook = _hook(
         tmp_path,
-        save_config=SaveConfig(mode_save_configs={ModeKeys.TRAIN: SaveConfigMode(save_interval=2),
-                                                  ModeKeys.EVAL: SaveConfigMode(save_interval=1)}),
+        save_config=SaveConfig(
+            mode_save_configs={
+                ModeKeys.TRAIN: SaveConfigMode(save_interval=2),
+                ModeKeys.EVAL: SaveConfigMode(save_interval=1),
+            }
+        ),
         include_collections=["weights"],
     )
     hook.set_mode(ModeKeys.TRAIN)
@@ -47,7 +51,11 @@ def test_steps_and_modes_follow_schedule(tmp_path: Path, read_run) -> None:
     index = run.index()
     assert sorted(index) == [0, 2, 4, 5]
     assert [(index[g]["meta"]["mode"], index[g]["meta"]["mode_step"]) for g in (0, 2, 4, 5)] == [
-        ("TRAIN", 0), ("TRAIN", 2), ("EVAL", 0), ("EVAL", 1)]
+        ("TRAIN", 0),
+        ("TRAIN", 2),
+        ("EVAL", 0),
+        ("EVAL", 1),
+    ]
     np.testing.assert_array_equal(run.value(2, "fc.weight"), np.full((2, 2), 2, dtype=np.float32))
     t = run.tensors()[(5, "fc.weight")]
     assert (t.mode, t.mode_step, float(t.value[0, 0])) == (ModeKeys.EVAL, 1, 11.0)
@@ -126,7 +134,8 @@ def test_reductions_replace_raw_unless_asked(tmp_path: Path, read_run) -> None:
         reduction_config=ReductionConfig(reductions=["mean"], abs_norms=["l2"]),
     )
     hook.get_collection("biases").reduction_config = ReductionConfig(
-        norms=["l1"], save_raw_tensor=True, save_shape=True)
+        norms=["l1"], save_raw_tensor=True, save_shape=True
+    )
     x = np.array([[1.0, -2.0], [-3.0, 4.0]], dtype=np.float32)
     hook.advance_step()
     hook.record_tensor_value("fc.weight", x)
@@ -134,8 +143,12 @@ def test_reductions_replace_raw_unless_asked(tmp_path: Path, read_run) -> None:
     hook.close()
     run = read_run(tmp_path / "run")
     names = run.names_at(0)
-    assert names == ["smdebug/reductions/mean/fc.weight", "smdebug/reductions/abs_l2/fc.weight",
-                     "smdebug/reductions/l1/fc.bias", "fc.bias"]
+    assert names == [
+        "smdebug/reductions/mean/fc.weight",
+        "smdebug/reductions/abs_l2/fc.weight",
+        "smdebug/reductions/l1/fc.bias",
+        "fc.bias",
+    ]
     assert float(run.value(0, "smdebug/reductions/abs_l2/fc.weight")) == pytest.approx(np.sqrt(30))
     assert run.index()[0]["shape_payload"] == [{"tensorname": "fc.bias", "originalname": "fc.bias", "shape": [2, 2]}]
 
@@ -165,14 +178,23 @@ def test_include_regex_and_save_all(tmp_path: Path, read_run) -> None:
 
 def test_include_workers_one_silences_other_ranks(tmp_path: Path) -> None:
     """With include_workers='one' only worker_0 writes; with 'all' every rank writes its files."""
-    quiet = Hook(out_dir=tmp_path / "one", save_config=SaveConfig(save_interval=1), save_all=True,
-                 context=TrainingContext(rank=1, world_size=2))
+    quiet = Hook(
+        out_dir=tmp_path / "one",
+        save_config=SaveConfig(save_interval=1),
+        save_all=True,
+        context=TrainingContext(rank=1, world_size=2),
+    )
     quiet.advance_step()
     quiet.record_tensor_value("x", np.ones(1))
     quiet.close()
     assert not (tmp_path / "one").exists()
-    loud = Hook(out_dir=tmp_path / "all", save_config=SaveConfig(save_interval=1), save_all=True,
-                include_workers="all", context=TrainingContext(rank=1, world_size=2))
+    loud = Hook(
+        out_dir=tmp_path / "all",
+        save_config=SaveConfig(save_interval=1),
+        save_all=True,
+        include_workers="all",
+        context=TrainingContext(rank=1, world_size=2),
+    )
     loud.advance_step()
     loud.record_tensor_value("x", np.ones(1))
     loud.close()
@@ -225,8 +247,12 @@ def test_tensorboard_export_read_by_event_accumulator(tmp_path: Path) -> None:
     """Scalars and histograms land in TensorBoard files that TensorBoard's reader loads."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    hook = _hook(tmp_path, save_config=SaveConfig(save_interval=1), include_collections=["weights", "losses"],
-                 tensorboard_dir=tmp_path / "tb")
+    hook = _hook(
+        tmp_path,
+        save_config=SaveConfig(save_interval=1),
+        include_collections=["weights", "losses"],
+        tensorboard_dir=tmp_path / "tb",
+    )
     hook.set_mode(ModeKeys.TRAIN)
     for i in range(3):
         hook.advance_step()

@@ -35,8 +35,15 @@ SCHEDULES = [
 @pytest.mark.parametrize(
     ("params", "n", "expected"),
     SCHEDULES,
-    ids=["verified-example", "verified-example-long", "default-500", "aligned-to-zero", "end-exclusive",
-         "save-steps-outside-range", "union-sample-run"],
+    ids=[
+        "verified-example",
+        "verified-example-long",
+        "default-500",
+        "aligned-to-zero",
+        "end-exclusive",
+        "save-steps-outside-range",
+        "union-sample-run",
+    ],
 )
 def test_schedule_table(params: dict, n: int, expected: set[int]) -> None:
     """A mode step is saved per interval within [start, end) or when listed in save_steps."""
@@ -95,8 +102,16 @@ def test_sample_run_config_matches_smdebug_collections_file(smdebug_runs: Path) 
         ({"save_all": "perhaps"}, "HookParameters['save_all']"),
         ({"include_workers": "some"}, "HookParameters['include_workers']"),
     ],
-    ids=["non-int", "zero-interval", "negative-start", "bad-steps", "unknown-reduction", "bad-bool", "bad-save-all",
-         "bad-include-workers"],
+    ids=[
+        "non-int",
+        "zero-interval",
+        "negative-start",
+        "bad-steps",
+        "unknown-reduction",
+        "bad-bool",
+        "bad-save-all",
+        "bad-include-workers",
+    ],
 )
 def test_bad_hook_parameter_names_the_key(params: dict, field: str) -> None:
     """A bad hook parameter raises HookConfigError naming the key and the value."""
@@ -110,7 +125,11 @@ def test_bad_collection_parameter_names_the_collection() -> None:
     """A bad collection parameter names the collection and the key."""
     with pytest.raises(HookConfigError, match=r"CollectionConfigurations\['weights'\].*save_interval"):
         parse_hook_config(
-            {"CollectionConfigurations": [{"CollectionName": "weights", "CollectionParameters": {"save_interval": "x"}}]}
+            {
+                "CollectionConfigurations": [
+                    {"CollectionName": "weights", "CollectionParameters": {"save_interval": "x"}}
+                ]
+            }
         )
 
 
@@ -126,8 +145,17 @@ def test_save_raw_tensor_accepts_sagemaker_strings(value: object) -> None:
 def test_reduction_tokens_parse_like_smdebug() -> None:
     """Tokens split into reductions, norms and their abs_ variants, and serialise back."""
     cfg = ReductionConfig.from_dict({"reductions": "mean,max,abs_mean,l2_norm,abs_l1_norm"})
-    assert (cfg.reductions, cfg.norms, cfg.abs_reductions, cfg.abs_norms) == (("mean", "max"), ("l2",), ("mean",), ("l1",))
-    assert cfg.to_json_dict() == {"save_raw_tensor": False, "reductions": "mean,max,l2_norm,abs_mean,abs_l1_norm", "save_shape": False}
+    assert (cfg.reductions, cfg.norms, cfg.abs_reductions, cfg.abs_norms) == (
+        ("mean", "max"),
+        ("l2",),
+        ("mean",),
+        ("l1",),
+    )
+    assert cfg.to_json_dict() == {
+        "save_raw_tensor": False,
+        "reductions": "mean,max,l2_norm,abs_mean,abs_l1_norm",
+        "save_shape": False,
+    }
     with pytest.raises(HookConfigError, match="reductions"):
         ReductionConfig(reductions=["median"])
 
@@ -161,7 +189,9 @@ def _write(path: Path, obj: object) -> Path:
 
 def test_json_file_resolution_and_tensorboard_outside_sagemaker(tmp_path: Path) -> None:
     """The env var names the file; outside SageMaker export_tensorboard without a dir uses <out>/tensorboard."""
-    cfg = _write(tmp_path / "hook.json", {"LocalPath": str(tmp_path / "out"), "HookParameters": {"export_tensorboard": "true"}})
+    cfg = _write(
+        tmp_path / "hook.json", {"LocalPath": str(tmp_path / "out"), "HookParameters": {"export_tensorboard": "true"}}
+    )
     settings = load_hook_settings(None, {"SMDEBUG_CONFIG_FILE_PATH": str(cfg)})
     assert settings.out_dir == str(tmp_path / "out")
     assert settings.export_tensorboard is True
@@ -173,8 +203,11 @@ def test_json_file_resolution_and_tensorboard_outside_sagemaker(tmp_path: Path) 
 def test_sagemaker_job_takes_tensorboard_only_from_its_json(tmp_path: Path) -> None:
     """With TRAINING_JOB_NAME, TB is on iff tensorboardoutputconfig.json exists; hook params are ignored."""
     cfg = _write(tmp_path / "hook.json", {"HookParameters": {"export_tensorboard": "true", "tensorboard_dir": "/x"}})
-    env = {"SMDEBUG_CONFIG_FILE_PATH": str(cfg), "TRAINING_JOB_NAME": "job",
-           "TENSORBOARD_CONFIG_FILE_PATH": str(tmp_path / "missing.json")}
+    env = {
+        "SMDEBUG_CONFIG_FILE_PATH": str(cfg),
+        "TRAINING_JOB_NAME": "job",
+        "TENSORBOARD_CONFIG_FILE_PATH": str(tmp_path / "missing.json"),
+    }
     off = load_hook_settings(None, env)
     assert (off.export_tensorboard, off.tensorboard_dir, off.sagemaker_job) == (False, None, True)
     assert off.out_dir == "/opt/ml/output/tensors"

@@ -76,7 +76,9 @@ def test_lightning_accumulation_and_validation(tmp_path: Path) -> None:
 def test_lightning_predict_is_predict_mode(tmp_path: Path) -> None:
     """Trainer.predict: one PREDICT step per batch (weights saved in each)."""
     out = tmp_path / "tensors"
-    callback = DebuggerCallback(out_dir=str(out), include_collections=["weights"], save_config=SaveConfig(save_interval=1))
+    callback = DebuggerCallback(
+        out_dir=str(out), include_collections=["weights"], save_config=SaveConfig(save_interval=1)
+    )
 
     class PredictLM(LitLM):
         def predict_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:

@@ -53,7 +53,9 @@ def test_unmodified_trainer_script_diverges_and_is_stopped(tmp_path: Path) -> No
     est = _fit(tmp_path, "hf-diverge", lr=1e6, steps=40)
     desc = est.latest_training_job.describe()
     assert desc["TrainingJobStatus"] == "Stopped", desc.get("FailureReason")
-    statuses = {s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()}
+    statuses = {
+        s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()
+    }
     assert list(statuses.values()) == ["IssuesFound"]
     trial = create_trial(est.latest_job_debugger_artifacts_path())
     steps = trial.tensor("loss_output_0").steps(mode=modes.TRAIN)

@@ -32,7 +32,11 @@ def test_trainer_accumulation_counts_optimizer_steps(tmp_path: Path) -> None:
     (not 0..7); eval at each epoch end -> EVAL steps; loss, learning rate, eval metrics, weights
     and gradients read back."""
     out = tmp_path / "tensors"
-    callback = DebuggerCallback(out_dir=str(out), include_collections=["losses", "weights", "gradients"], save_config=SaveConfig(save_interval=1))
+    callback = DebuggerCallback(
+        out_dir=str(out),
+        include_collections=["losses", "weights", "gradients"],
+        save_config=SaveConfig(save_interval=1),
+    )
     trainer = transformers.Trainer(
         model=tiny_lm(), args=_args(tmp_path, gradient_accumulation_steps=2, num_train_epochs=2, eval_strategy="epoch"),
         train_dataset=TokenDataset(16), eval_dataset=TokenDataset(4, seed=1), callbacks=[callback],

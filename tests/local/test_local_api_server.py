@@ -45,7 +45,9 @@ def _raw(url: str, target: str, body: bytes) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_every_operation_answers_in_the_service_shape(api: tuple[str, Any], local_client: Any, make_request: Any) -> None:
+def test_every_operation_answers_in_the_service_shape(
+    api: tuple[str, Any], local_client: Any, make_request: Any
+) -> None:
     """boto3 drives a job through the server; every response validates against botocore's output shapes."""
     _, sm = api
     created = sm.create_training_job(**make_request("served-job", hps={"steps": "400", "step-seconds": "0.05"}))
@@ -54,7 +56,9 @@ def test_every_operation_answers_in_the_service_shape(api: tuple[str, Any], loca
     assert described["TrainingJobName"] == "served-job" and described["TrainingJobStatus"] == "InProgress"
     listed = sm.list_training_jobs(NameContains="served")
     assert [s["TrainingJobName"] for s in listed["TrainingJobSummaries"]] == ["served-job"]
-    updated = sm.update_training_job(TrainingJobName="served-job", ProfilerConfig={"ProfilingIntervalInMilliseconds": 500})
+    updated = sm.update_training_job(
+        TrainingJobName="served-job", ProfilerConfig={"ProfilingIntervalInMilliseconds": 500}
+    )
     assert updated["TrainingJobArn"] == created["TrainingJobArn"]
     sm.stop_training_job(TrainingJobName="served-job")
     final = local_client.wait("served-job", timeout_s=120)

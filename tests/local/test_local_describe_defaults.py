@@ -25,8 +25,17 @@ def _request(**extra: Any) -> dict[str, Any]:
         "StoppingCondition": {"MaxRuntimeInSeconds": 120},
         "DebugHookConfig": {"S3OutputPath": OUT, "CollectionConfigurations": []},
         "DebugRuleConfigurations": [
-            {"RuleConfigurationName": "LossNotDecreasing", "RuleEvaluatorImage": "img", "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"}},
-            {"RuleConfigurationName": "Mine", "RuleEvaluatorImage": "img", "InstanceType": "ml.m5.xlarge", "VolumeSizeInGB": 30},
+            {
+                "RuleConfigurationName": "LossNotDecreasing",
+                "RuleEvaluatorImage": "img",
+                "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"},
+            },
+            {
+                "RuleConfigurationName": "Mine",
+                "RuleEvaluatorImage": "img",
+                "InstanceType": "ml.m5.xlarge",
+                "VolumeSizeInGB": 30,
+            },
         ],
         "ProfilerRuleConfigurations": [{"RuleConfigurationName": "ProfilerReport", "RuleEvaluatorImage": "img"}],
         "ProfilerConfig": {"S3OutputPath": OUT, "DisableProfiler": False},
@@ -39,7 +48,9 @@ def test_describe_fills_service_defaults() -> None:
     """Built-in rules: VolumeSizeInGB 0 and an InstanceType; user values kept; profiler interval 500;
     ProfilingStatus; KmsKeyId; the three booleans; the hook echoed unchanged; valid against botocore."""
     request = _request()
-    desc = describe_response(request, {"CreationTime": 1.0, "LastModifiedTime": 1.0}, region="us-west-2", output_path=OUT)
+    desc = describe_response(
+        request, {"CreationTime": 1.0, "LastModifiedTime": 1.0}, region="us-west-2", output_path=OUT
+    )
     builtin, custom = desc["DebugRuleConfigurations"]
     assert builtin["VolumeSizeInGB"] == 0
     assert builtin["InstanceType"] == "ml.t3.medium"
@@ -81,7 +92,9 @@ def test_request_addresses_resolve_against_caller_folder(tmp_path: Path) -> None
     ("key", "value"),
     [("DebugHookConfig", "s3:/broken"), ("ProfilerConfig", "gs://bucket/x"), ("OutputDataConfig", "s3://")],
 )
-def test_malformed_request_address_refused_before_start(key: str, value: str, local_client: Any, tmp_path: Path) -> None:
+def test_malformed_request_address_refused_before_start(
+    key: str, value: str, local_client: Any, tmp_path: Path
+) -> None:
     """A malformed address in a request (e.g. from an SDK estimator) is refused; no job is created."""
     request = _request(**{key: {"S3OutputPath": value}})
     with pytest.raises(LocalJobInputError, match=f"{key}.S3OutputPath") as info:

@@ -114,7 +114,9 @@ def _fill(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             fh.flush()
 
 
-def test_describe_of_a_dead_supervisor_on_a_full_disk(small_disk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_describe_of_a_dead_supervisor_on_a_full_disk(
+    small_disk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A job whose supervisor vanished reads as Failed although its state cannot be saved."""
     from sagemaker_debugger_ext._exceptions import DiskFullError
     from sagemaker_debugger_ext.local._job_store import atomic_write_json

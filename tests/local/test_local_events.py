@@ -95,7 +95,9 @@ def test_handler_references_are_checked_before_a_job_starts(tmp_path: Path) -> N
 
 
 def _rules_request(make_request: Any, name: str, *, stop: str, steps: int = 600, nan_step: int = 4) -> dict[str, Any]:
-    req = make_request(name, hps={"steps": str(steps), "nan-step": str(nan_step), "step-seconds": "0.1"}, rules=("NaNRule",))
+    req = make_request(
+        name, hps={"steps": str(steps), "nan-step": str(nan_step), "step-seconds": "0.1"}, rules=("NaNRule",)
+    )
     req["DebugRuleConfigurations"][0]["RuleParameters"]["stop"] = stop
     return req
 
@@ -125,7 +127,9 @@ def test_aws_stop_training_lambda_stops_the_local_job(local_client: Any, make_re
     statuses = [(e["detail"]["TrainingJobStatus"], e["detail"]["SecondaryStatus"]) for e in events]
     assert statuses[0] == ("InProgress", "Downloading") and statuses[-1] == ("Stopped", "Stopped")
     assert ("Stopping", "Stopping") in statuses
-    fired = [e for e in events if e["detail"]["DebugRuleEvaluationStatuses"][0]["RuleEvaluationStatus"] == "IssuesFound"]
+    fired = [
+        e for e in events if e["detail"]["DebugRuleEvaluationStatuses"][0]["RuleEvaluationStatus"] == "IssuesFound"
+    ]
     assert fired, "an event must carry the rule's IssuesFound status"
     log = (paths.logs_dir / "handlers.log").read_text()
     assert 'resulted in "IssuesFound". Attempting to stop training job lambda-stop' in log
@@ -197,7 +201,11 @@ def test_events_reach_eventbridge_on_moto_with_an_sqs_target(
     events.create_event_bus(Name="local-jobs")
     queue_url = sqs.create_queue(QueueName="job-events")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    pattern = {"source": ["aws.sagemaker"], "detail-type": [DETAIL_TYPE], "detail": {"TrainingJobStatus": ["Completed"]}}
+    pattern = {
+        "source": ["aws.sagemaker"],
+        "detail-type": [DETAIL_TYPE],
+        "detail": {"TrainingJobStatus": ["Completed"]},
+    }
     events.put_rule(Name="completed", EventBusName="local-jobs", EventPattern=json.dumps(pattern))
     events.put_targets(Rule="completed", EventBusName="local-jobs", Targets=[{"Id": "q", "Arn": queue_arn}])
     local_client.settings["EventBusName"] = "local-jobs"

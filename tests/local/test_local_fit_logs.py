@@ -12,7 +12,9 @@ pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 ROLE = "arn:aws:iam::123456789012:role/local"
 
 
-def test_fit_logs_streams_every_host_prefixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, capsys: Any) -> None:
+def test_fit_logs_streams_every_host_prefixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, capsys: Any
+) -> None:
     """fit(logs=True) on a two-host job prints both hosts' lines, each prefixed with its host."""
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     from sagemaker_debugger_ext import Estimator

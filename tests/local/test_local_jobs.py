@@ -41,7 +41,9 @@ def test_completed_job_with_rules(local_client, make_request, tmp_path: Path) ->
     assert rules["Watcher"]["RuleEvaluationStatus"] == "NoIssuesFound"
     assert rules["CrashRule"]["RuleEvaluationStatus"] == "Error"
     assert "SyntaxError: bad rule source" in rules["CrashRule"]["StatusDetails"]
-    assert rules["CrashRule"]["RuleEvaluationJobArn"].startswith("arn:aws:sagemaker:us-west-2:000000000000:processing-job/")
+    assert rules["CrashRule"]["RuleEvaluationJobArn"].startswith(
+        "arn:aws:sagemaker:us-west-2:000000000000:processing-job/"
+    )
     assert response_problems("DescribeTrainingJob", desc) == []
     out = tmp_path / "out" / "ok-job"
     assert _steps_saved(out / "debug-output") == [0, 1, 2]

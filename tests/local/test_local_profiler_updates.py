@@ -38,7 +38,9 @@ def _monitor_pid(store: Any, job: str) -> int | None:
     return store.read_state(job).get("Pids", {}).get("monitor")
 
 
-def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, poll: Any, job_pids_alive: Any) -> None:
+def test_profiler_updates_reach_a_running_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripts_dir: Path, poll: Any, job_pids_alive: Any
+) -> None:
     """The monitor follows a new interval live, stops on disable, restarts on enable; new rules run."""
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     from sagemaker_debugger_ext import (
@@ -75,13 +77,19 @@ def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytes
         )  # fmt: skip
         assert 0.075 <= _median_gap(fast) <= 0.125
         assert _monitor_pid(store, "prof-updates") == first_monitor  # the same monitor, live
-        config = json.loads((store.paths("prof-updates").host_root("algo-1") / "input" / "config" / "profilerconfig.json").read_text())
+        config = json.loads(
+            (store.paths("prof-updates").host_root("algo-1") / "input" / "config" / "profilerconfig.json").read_text()
+        )
         assert config["ProfilingIntervalInMilliseconds"] == 100
         # 2. disable: the monitor process ends, describe says Disabled
         est.disable_profiling()
         assert job.describe()["ProfilingStatus"] == "Disabled"
         root = store.paths("prof-updates").root
-        poll(lambda: not job_pids_alive({"Pids": {"m": first_monitor}}, root, "prof-updates"), timeout_s=20, what="the monitor to exit")
+        poll(
+            lambda: not job_pids_alive({"Pids": {"m": first_monitor}}, root, "prof-updates"),
+            timeout_s=20,
+            what="the monitor to exit",
+        )
         assert _monitor_pid(store, "prof-updates") is None
         # 3. enable again: a new monitor samples again; a new profiler rule runs
         enabled_at = time.time()
@@ -111,7 +119,9 @@ def test_profiler_updates_reach_a_running_job(tmp_path: Path, monkeypatch: pytes
     assert job_pids_alive({"Pids": {"monitor": second}}, paths.root, "prof-updates") == {}
 
 
-def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Path, poll: Any, job_pids_alive: Any) -> None:  # type: ignore[no-untyped-def]
+def test_enable_profiling_on_a_job_started_without_it(
+    make_request, tmp_path: Path, poll: Any, job_pids_alive: Any
+) -> None:  # type: ignore[no-untyped-def]
     """A job started with DisableProfiler gets its config file, a monitor, synced metrics and end markers."""
     from sagemaker_debugger_ext._exceptions import LocalJobInputError
     from sagemaker_debugger_ext.local import LocalTrainingClient
@@ -136,7 +146,10 @@ def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Pa
         assert written["ProfilingParameters"]["LocalPath"] == str(paths.profiler_dir)
         assert written["ProfilingParameters"]["ProfilerEnabled"] is True
         poll(lambda: len(_timestamps(paths.profiler_dir)) >= 3, what="samples")
-        with pytest.raises(LocalJobInputError, match=r"'ProfilerConfig.ProfilingIntervalInMilliseconds' must be a positive integer \(got 0\)"):
+        with pytest.raises(
+            LocalJobInputError,
+            match=r"'ProfilerConfig.ProfilingIntervalInMilliseconds' must be a positive integer \(got 0\)",
+        ):
             client.update_training_job("late-prof", ProfilerConfig={"ProfilingIntervalInMilliseconds": 0})
         with pytest.raises(LocalJobInputError, match="RuleConfigurationName"):
             client.update_training_job(
@@ -151,4 +164,3 @@ def test_enable_profiling_on_a_job_started_without_it(make_request, tmp_path: Pa
     synced = tmp_path / "out" / "late-prof" / "profiler-output"
     assert list((synced / "system" / "incremental").glob("*/*.algo-1.json"))
     assert (synced / "training_job_end.ts").exists()
-

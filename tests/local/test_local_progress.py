@@ -57,8 +57,11 @@ def test_progress_line_at_status_changes_and_steady_rate(tmp_path: Path) -> None
     (tmp_path / "index" / "000000000" / "000000000020_worker_0.json").write_text("{}")
     out = io.StringIO()
     lines = ProgressLines("job", tmp_path, out, environ={"SAGEMAKER_DEBUGGER_EXT_PROGRESS_SECONDS": "10"})
-    desc = {"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training",
-            "DebugRuleEvaluationStatuses": [{"RuleConfigurationName": "Overfit", "RuleEvaluationStatus": "InProgress"}]}
+    desc = {
+        "TrainingJobStatus": "InProgress",
+        "SecondaryStatus": "Training",
+        "DebugRuleEvaluationStatuses": [{"RuleConfigurationName": "Overfit", "RuleEvaluationStatus": "InProgress"}],
+    }
     for now in (0.0, 1.0, 5.0):  # unchanged within the interval: one line
         lines.tick(lambda: desc, now=now)
     desc["DebugRuleEvaluationStatuses"][0]["RuleEvaluationStatus"] = "IssuesFound"  # type: ignore[index]

@@ -17,7 +17,9 @@ def _request(rules: list[str], collections: dict[str, str], hook_interval: str |
                 {"CollectionName": c, "CollectionParameters": {"save_interval": i}} for c, i in collections.items()
             ],
         },
-        "DebugRuleConfigurations": [{"RuleConfigurationName": r, "RuleParameters": {"rule_to_invoke": r}} for r in rules],
+        "DebugRuleConfigurations": [
+            {"RuleConfigurationName": r, "RuleParameters": {"rule_to_invoke": r}} for r in rules
+        ],
     }
 
 
@@ -29,7 +31,9 @@ def test_collection_interval_overriding_the_hooks_is_named_with_the_fix() -> Non
 
 
 def test_interval_beyond_the_jobs_steps_from_hyperparameters() -> None:
-    (text,) = rule_coverage_warnings(_request(["VanishingGradient"], {"gradients": "500"}, hyperparameters={"max_steps": "320"}))
+    (text,) = rule_coverage_warnings(
+        _request(["VanishingGradient"], {"gradients": "500"}, hyperparameters={"max_steps": "320"})
+    )
     assert "job runs about 320 steps (max_steps=320)" in text and "'gradients'" in text
 
 
@@ -48,7 +52,7 @@ def test_overfit_without_an_evaluation_phase_in_the_script(tmp_path: Path) -> No
     plain, evaluating = tmp_path / "plain.py", tmp_path / "eval.py"
     plain.write_text("for step in range(10):\n    train(step)\n")
     evaluating.write_text("hook.set_mode(smd.modes.EVAL)\n")
-    (tmp_path / "doc.py").write_text("\"\"\"never calls set_mode(EVAL)\"\"\"\n# modes.EVAL\ntrain()\n")
+    (tmp_path / "doc.py").write_text('"""never calls set_mode(EVAL)"""\n# modes.EVAL\ntrain()\n')
     assert rule_coverage_warnings(_request(["Overfit"], {"losses": "10"}), tmp_path / "doc.py")
     request = _request(["Overfit"], {"losses": "10"})
     (text,) = rule_coverage_warnings(request, plain)

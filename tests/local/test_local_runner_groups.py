@@ -33,7 +33,9 @@ def test_leader_exit_kills_its_stragglers_before_reaping(tmp_path: Path, poll: A
 
 def test_no_group_signal_once_the_leader_is_reaped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reaped leader's pid may name another group already: terminate/kill signal nothing."""
-    child = ChildProcess("quick", [sys.executable, "-c", "pass"], env=dict(os.environ), cwd=tmp_path, log_path=tmp_path / "q.log")
+    child = ChildProcess(
+        "quick", [sys.executable, "-c", "pass"], env=dict(os.environ), cwd=tmp_path, log_path=tmp_path / "q.log"
+    )
     assert child.wait() == 0
     sent: list[tuple[int, int]] = []
     monkeypatch.setattr(os, "killpg", lambda pid, sig: sent.append((pid, sig)))

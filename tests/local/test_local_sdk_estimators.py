@@ -51,7 +51,9 @@ def _configs(ns: Any) -> dict[str, Any]:
     return {
         "rules": [
             ns.Rule.sagemaker(rc.vanishing_gradient(), actions=rc.ActionList(rc.StopTraining())),
-            ns.Rule.sagemaker(rc.loss_not_decreasing(), collections_to_save=[ns.CollectionConfig("losses", {"save_interval": "2"})]),
+            ns.Rule.sagemaker(
+                rc.loss_not_decreasing(), collections_to_save=[ns.CollectionConfig("losses", {"save_interval": "2"})]
+            ),
             ns.ProfilerRule.sagemaker(rc.ProfilerReport()),
         ],
         "debugger_hook_config": ns.DebuggerHookConfig(
@@ -95,7 +97,13 @@ def _request(estimator: Any, job_name: str) -> dict[str, Any]:
     return capture_create_request(estimator.sagemaker_session, args)
 
 
-_DEBUGGER_KEYS = ("DebugHookConfig", "DebugRuleConfigurations", "TensorBoardOutputConfig", "ProfilerConfig", "ProfilerRuleConfigurations")
+_DEBUGGER_KEYS = (
+    "DebugHookConfig",
+    "DebugRuleConfigurations",
+    "TensorBoardOutputConfig",
+    "ProfilerConfig",
+    "ProfilerRuleConfigurations",
+)
 
 
 @pytest.mark.parametrize("kind", ["PyTorch", "XGBoost", "TensorFlow", "Estimator"])
@@ -119,7 +127,11 @@ def test_our_configs_equal_sdk_configs_in_sdk_estimators(kind: str, offline: lis
     assert sdk_request["DebugRuleConfigurations"][0]["RuleParameters"]["action_json"].startswith("[{")
     # The SDK writes into the config objects during fit: the same writes land on ours.
     assert our_configs["debugger_hook_config"].s3_output_path == sdk_configs["debugger_hook_config"].s3_output_path
-    assert our_configs["profiler_config"].s3_output_path == sdk_configs["profiler_config"].s3_output_path == expected_output
+    assert (
+        our_configs["profiler_config"].s3_output_path
+        == sdk_configs["profiler_config"].s3_output_path
+        == expected_output
+    )
     assert our_configs["rules"][0].image_uri == sdk_configs["rules"][0].image_uri != "DEFAULT_RULE_EVALUATOR_IMAGE"
     assert our_configs["rules"][0].rule_parameters == sdk_configs["rules"][0].rule_parameters
     assert offline == []
@@ -137,7 +149,9 @@ def test_sdk_estimator_without_output_path_sees_our_default(offline: list[str]) 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("objects", ["ours", "sdk"])
-def test_sdk_pytorch_fit_offline_role_name_default_output(objects: str, offline: list[str], capfd: pytest.CaptureFixture[str]) -> None:
+def test_sdk_pytorch_fit_offline_role_name_default_output(
+    objects: str, offline: list[str], capfd: pytest.CaptureFixture[str]
+) -> None:
     """Real PyTorch fit(): role name, no output_path, no credentials; path helpers point at the data,
     create_trial reads it, nothing is printed about telemetry and no network call is attempted."""
     import sagemaker.debugger as sdk

@@ -101,10 +101,12 @@ def test_failure_reason_is_end_of_traceback(tmp_path: Path) -> None:
     """FailureReason carries the last exception line of the log's last traceback."""
     log = tmp_path / "algo-1.log"
     log.write_text(
-        "step 0\nTraceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n"
+        'step 0\nTraceback (most recent call last):\n  File "t.py", line 3, in <module>\n'
         "    raise ValueError('boom')\nValueError: boom at step 1\n"
     )
-    reason = failure_reason(host="algo-1", exit_code=1, log_path=log, failure_file=tmp_path / "none", argv=["py", "t.py"])
+    reason = failure_reason(
+        host="algo-1", exit_code=1, log_path=log, failure_file=tmp_path / "none", argv=["py", "t.py"]
+    )
     assert "ValueError: boom at step 1" in reason and "ExitCode 1" in reason
     (tmp_path / "failure").write_text("custom failure text")
     reason = failure_reason(host="algo-1", exit_code=1, log_path=log, failure_file=tmp_path / "failure", argv=["py"])
@@ -166,7 +168,9 @@ def test_unwritable_output_path(make_request, local_client, tmp_path: Path) -> N
 
 
 def test_relative_local_paths_resolve_against_the_callers_folder(
-    tmp_path: Path, make_request, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    make_request,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     """A relative source_dir (`file://scripts`), channel and output resolve against base_dir, not the cwd."""
     caller = tmp_path / "caller"

@@ -118,7 +118,9 @@ def test_parquet_needs_pyarrow(tmp_path: Path) -> None:
         check_request(_request(tmp_path, {"num_round": "2"}, channels))
 
 
-@pytest.mark.parametrize("content_type", ["application/json", "text/csv;label_size=2", "application/x-recordio-protobuf"])
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "text/csv;label_size=2", "application/x-recordio-protobuf"]
+)
 def test_bad_content_types_name_the_field(content_type: str) -> None:
     """Other content types are refused, naming the field and the value."""
     with pytest.raises(LocalJobInputError, match=r"'ContentType' must be .*" + content_type.split(";")[0]):
@@ -285,6 +287,13 @@ def test_debug_hook_gets_hyperparameters_train_and_validation_data(tmp_path: Pat
     tensors = set(trial.tensor_names())
     assert {"hyperparameters/max_depth", "hyperparameters/eta", "hyperparameters/objective"} <= tensors
     assert "hyperparameters/num_round" not in tensors  # the container pops it before building the hook
-    assert {"predictions", "labels", "train-logloss", "validation-logloss", "average_shap/f0", "full_shap/f2"} <= tensors
+    assert {
+        "predictions",
+        "labels",
+        "train-logloss",
+        "validation-logloss",
+        "average_shap/f0",
+        "full_shap/f2",
+    } <= tensors
     assert trial.tensor("full_shap/f2").value(2).shape == (60, 4)
     assert trial.tensor("labels").value(0).shape == (60,)

@@ -65,7 +65,9 @@ def _snapshot(path: Path) -> dict[str, object]:
         tensors[name] = per_mode
     return {
         "steps": {m.name: trial.steps(mode=m) for m in (modes.TRAIN, modes.EVAL, modes.GLOBAL)},
-        "collections": {c: sorted(trial.tensor_names(collection=c)) for c in ("weights", "biases", "gradients", "losses")},
+        "collections": {
+            c: sorted(trial.tensor_names(collection=c)) for c in ("weights", "biases", "gradients", "losses")
+        },
         "tensors": tensors,
     }
 

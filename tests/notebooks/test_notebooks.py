@@ -24,11 +24,31 @@ _NOISE = ("DeprecationWarning", "Not applying SDK defaults")
 
 # What each notebook imports from the package; a missing module means a part not built yet.
 REQUIRES: dict[str, tuple[str, ...]] = {
-    "01-quickstart.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.trials"),
-    "02-custom-rules.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.rules"),
-    "03-trial-analysis.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.trials"),
-    "04-profiler-report.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.pytorch", "sagemaker_debugger_ext.profiler"),
-    "05-xgboost-report.ipynb": ("sagemaker_debugger_ext.local", "sagemaker_debugger_ext.xgboost", "sagemaker_debugger_ext.trials"),
+    "01-quickstart.ipynb": (
+        "sagemaker_debugger_ext.local",
+        "sagemaker_debugger_ext.pytorch",
+        "sagemaker_debugger_ext.trials",
+    ),
+    "02-custom-rules.ipynb": (
+        "sagemaker_debugger_ext.local",
+        "sagemaker_debugger_ext.pytorch",
+        "sagemaker_debugger_ext.rules",
+    ),
+    "03-trial-analysis.ipynb": (
+        "sagemaker_debugger_ext.local",
+        "sagemaker_debugger_ext.pytorch",
+        "sagemaker_debugger_ext.trials",
+    ),
+    "04-profiler-report.ipynb": (
+        "sagemaker_debugger_ext.local",
+        "sagemaker_debugger_ext.pytorch",
+        "sagemaker_debugger_ext.profiler",
+    ),
+    "05-xgboost-report.ipynb": (
+        "sagemaker_debugger_ext.local",
+        "sagemaker_debugger_ext.xgboost",
+        "sagemaker_debugger_ext.trials",
+    ),
 }
 
 
@@ -107,7 +127,9 @@ def test_notebooks_are_built_and_clean(path: Path, make: ModuleType) -> None:
     nbformat.validate(nb)
     expected = make.notebook_of(path.with_suffix(".py"))
     cells = [(c.cell_type, c.source) for c in nb.cells]
-    assert cells == [(c.cell_type, c.source) for c in expected.cells], f"{path.name} differs from its script: make notebooks"
+    assert cells == [(c.cell_type, c.source) for c in expected.cells], (
+        f"{path.name} differs from its script: make notebooks"
+    )
     counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1)), f"{path.name} is not executed top to bottom: {counts}"
     assert not any(c.metadata for c in nb.cells), f"{path.name} has cell metadata (timings?): make notebooks"

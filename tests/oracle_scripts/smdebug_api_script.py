@@ -48,20 +48,33 @@ get_path_to_collections = mod("core.utils").get_path_to_collections
 
 res = {}
 # configs: the top level and core modules name the same classes; JSON round trips
-res["top_level_same"] = [smd.SaveConfig is SaveConfig, smd.SaveConfigMode is SaveConfigMode,
-                         smd.ReductionConfig is ReductionConfig, modes.TRAIN == ModeKeys.TRAIN]
+res["top_level_same"] = [
+    smd.SaveConfig is SaveConfig,
+    smd.SaveConfigMode is SaveConfigMode,
+    smd.ReductionConfig is ReductionConfig,
+    modes.TRAIN == ModeKeys.TRAIN,
+]
 sc = SaveConfig(save_interval=3, start_step=1, save_steps=[7])
-res["save_config"] = [SaveConfig.from_json(sc.to_json()) == sc,
-                      [sc.should_save_step(modes.TRAIN, s) for s in range(10)]]
+res["save_config"] = [
+    SaveConfig.from_json(sc.to_json()) == sc,
+    [sc.should_save_step(modes.TRAIN, s) for s in range(10)],
+]
 mode_sc = SaveConfig({ModeKeys.TRAIN: SaveConfigMode(save_interval=2), ModeKeys.EVAL: SaveConfigMode(start_step=1)})
 res["save_config_modes"] = [[mode_sc.should_save_step(m, s) for s in range(4)] for m in (modes.TRAIN, modes.EVAL)]
 rc = ReductionConfig(reductions=["min", "max"], abs_norms=["l2"], save_raw_tensor=True)
 res["reduction_config"] = ReductionConfig.from_json(rc.to_json()) == rc
 coll = Collection("c1", include_regex=["conv2d"], tensor_names=["a", "b"], reduction_config=ReductionConfig())
-res["collection"] = [Collection.from_json(coll.to_json()) == coll, sorted(Collection.from_json(coll.to_json()).tensor_names)]
+res["collection"] = [
+    Collection.from_json(coll.to_json()) == coll,
+    sorted(Collection.from_json(coll.to_json()).tensor_names),
+]
 res["collection_keys"] = [CollectionKeys.WEIGHTS, CollectionKeys.GRADIENTS, CollectionKeys.LOSSES]
-res["consts"] = [consts.DEFAULT_COLLECTIONS_FILE_NAME, consts.INCOMPLETE_STEP_WAIT_WINDOW_KEY,
-                 consts.CONFIG_FILE_PATH_ENV_STR, mod("core.json_config").DEFAULT_RESOURCE_CONFIG_FILE]
+res["consts"] = [
+    consts.DEFAULT_COLLECTIONS_FILE_NAME,
+    consts.INCOMPLETE_STEP_WAIT_WINDOW_KEY,
+    consts.CONFIG_FILE_PATH_ENV_STR,
+    mod("core.json_config").DEFAULT_RESOURCE_CONFIG_FILE,
+]
 
 # a trial written with FileWriter: even steps TRAIN, odd steps EVAL
 trial_dir = os.path.join(work, "trial")
@@ -69,8 +82,9 @@ for step in range(6):
     mode = ModeKeys.TRAIN if step % 2 == 0 else ModeKeys.EVAL
     with FileWriter(trial_dir=trial_dir, step=step, worker="worker_0") as fw:
         for i in range(3):
-            fw.write_tensor(tdata=np.full((2, 3), step * 10 + i, dtype=np.float32), tname=f"foo_{i}",
-                            mode=mode, mode_step=step // 2)
+            fw.write_tensor(
+                tdata=np.full((2, 3), step * 10 + i, dtype=np.float32), tname=f"foo_{i}", mode=mode, mode_step=step // 2
+            )
         fw.write_tensor(tdata=np.array(["x", "yz"]), tname="strings", mode=mode, mode_step=step // 2)
 cm = CollectionManager()
 cm.add("default")
@@ -86,8 +100,11 @@ res["steps"] = [t.steps(), t.steps(mode=modes.TRAIN), t.steps(mode=modes.EVAL), 
 res["mode_of"] = [[t.mode(s).name, t.mode_step(s)] for s in t.steps()]
 res["global_step"] = t.global_step(modes.EVAL, 2)
 res["tensor_names"] = [t.tensor_names(), t.tensor_names(collection="default"), t.tensor_names(regex="foo_[12]")]
-res["values"] = [t.tensor("foo_1").value(4).tolist(), t.tensor("foo_2").value(1, mode=modes.EVAL).tolist(),
-                 t.tensor("strings").value(0).tolist()]
+res["values"] = [
+    t.tensor("foo_1").value(4).tolist(),
+    t.tensor("foo_2").value(1, mode=modes.EVAL).tolist(),
+    t.tensor("strings").value(0).tolist(),
+]
 res["tensor_steps"] = [t.tensor("foo_0").steps(), t.tensor("foo_0").steps(mode=modes.TRAIN)]
 res["collections"] = sorted(t.collections())
 new = t.collection("mine")

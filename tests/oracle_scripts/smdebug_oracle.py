@@ -24,8 +24,13 @@ def write(trial, spec, step, mode, mode_step, wall_time):
     arrays = np.load(spec)
     w = FileWriter(trial_dir=trial, step=int(step), worker="worker_0")
     for name in arrays.files:
-        w.write_tensor(arrays[name], name.replace("|", "/"), mode=ModeKeys[mode], mode_step=int(mode_step),
-                       timestamp=float(wall_time))
+        w.write_tensor(
+            arrays[name],
+            name.replace("|", "/"),
+            mode=ModeKeys[mode],
+            mode_step=int(mode_step),
+            timestamp=float(wall_time),
+        )
     w.close()
 
 

@@ -29,9 +29,14 @@ params = {"max_depth": 2, "eta": 0.3, "objective": "binary:logistic", "eval_metr
 res = {"hook_submodule": HookFromSubmodule is sxgb.Hook, "keys": [CollectionKeys.METRICS, CollectionKeys.TREES]}
 
 out_dir = os.path.join(work, "run")
-hook = sxgb.Hook(out_dir=out_dir, include_collections=colls.split(","), export_tensorboard=True,
-                 save_config=smd.SaveConfig(save_steps=[0, 2, 4, 6, 8]), hyperparameters=params,
-                 validation_data=dtest)
+hook = sxgb.Hook(
+    out_dir=out_dir,
+    include_collections=colls.split(","),
+    export_tensorboard=True,
+    save_config=smd.SaveConfig(save_steps=[0, 2, 4, 6, 8]),
+    hyperparameters=params,
+    validation_data=dtest,
+)
 res["get_hook_is_hook"] = sxgb.get_hook() is hook
 hook.save_scalar("before_train", 1.5)
 hook.set_mode(smd.modes.TRAIN)
@@ -50,11 +55,18 @@ res["collections"] = sorted(t.collections())
 names = t.tensor_names()
 res["names_no_trees"] = sorted(n for n in names if not n.startswith("trees/"))
 res["has_trees"] = any(n.startswith("trees/") for n in names)
-res["scalars"] = {n: {str(s): float(np.ravel(t.tensor(n).value(s))[0]) for s in t.tensor(n).steps()}
-                  for n in names if n.startswith("scalar/")}
+res["scalars"] = {
+    n: {str(s): float(np.ravel(t.tensor(n).value(s))[0]) for s in t.tensor(n).steps()}
+    for n in names
+    if n.startswith("scalar/")
+}
 res["metric_steps"] = t.tensor("train-logloss").steps() if "train-logloss" in names else None
-res["hyper_eta"] = float(np.ravel(t.tensor("hyperparameters/eta").value(0))[0]) if "hyperparameters/eta" in names else None
-res["shapes"] = {n: list(np.shape(t.tensor(n).value(t.tensor(n).steps()[0]))) for n in names if not n.startswith("trees/")}
+res["hyper_eta"] = (
+    float(np.ravel(t.tensor("hyperparameters/eta").value(0))[0]) if "hyperparameters/eta" in names else None
+)
+res["shapes"] = {
+    n: list(np.shape(t.tensor(n).value(t.tensor(n).steps()[0]))) for n in names if not n.startswith("trees/")
+}
 tb = os.path.join(out_dir, "tensorboard")
 res["tensorboard_files"] = bool(os.path.isdir(tb) and any(files for _, _, files in os.walk(tb)))
 with open(out, "w") as fh:

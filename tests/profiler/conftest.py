@@ -42,21 +42,68 @@ class ProfilerData:
                 ts = start + i * interval
                 ev = []
                 for c in range(cores):
-                    ev.append(SystemEvent(type="cpu", name=f"cpu{c}", dimension="CPUUtilization",
-                                          value=cpu(i, c), node_id="algo-1", timestamp=ts))
-                    ev.append(SystemEvent(type="cpu", name=f"cpu{c}", dimension="I/OWaitPercentage",
-                                          value=iowait(i, c), node_id="algo-1", timestamp=ts))
-                ev.append(SystemEvent(type="memory", name="MemoryUsedPercent", dimension="Memory",
-                                      value=memory, node_id="algo-1", timestamp=ts))
+                    ev.append(
+                        SystemEvent(
+                            type="cpu",
+                            name=f"cpu{c}",
+                            dimension="CPUUtilization",
+                            value=cpu(i, c),
+                            node_id="algo-1",
+                            timestamp=ts,
+                        )
+                    )
+                    ev.append(
+                        SystemEvent(
+                            type="cpu",
+                            name=f"cpu{c}",
+                            dimension="I/OWaitPercentage",
+                            value=iowait(i, c),
+                            node_id="algo-1",
+                            timestamp=ts,
+                        )
+                    )
+                ev.append(
+                    SystemEvent(
+                        type="memory",
+                        name="MemoryUsedPercent",
+                        dimension="Memory",
+                        value=memory,
+                        node_id="algo-1",
+                        timestamp=ts,
+                    )
+                )
                 for g in range(gpus):
-                    ev.append(SystemEvent(type="gpu", name=f"gpu{g}", dimension="GPUUtilization",
-                                          value=gpu(i, g), node_id="algo-1", timestamp=ts))
-                    ev.append(SystemEvent(type="gpu", name=f"gpu{g}", dimension="GPUMemoryUtilization",
-                                          value=gpu_mem(i, g), node_id="algo-1", timestamp=ts))
+                    ev.append(
+                        SystemEvent(
+                            type="gpu",
+                            name=f"gpu{g}",
+                            dimension="GPUUtilization",
+                            value=gpu(i, g),
+                            node_id="algo-1",
+                            timestamp=ts,
+                        )
+                    )
+                    ev.append(
+                        SystemEvent(
+                            type="gpu",
+                            name=f"gpu{g}",
+                            dimension="GPUMemoryUtilization",
+                            value=gpu_mem(i, g),
+                            node_id="algo-1",
+                            timestamp=ts,
+                        )
+                    )
                 writer.write(ev)
 
-    def steps(self, durations: Sequence[float], *, start: float = T0 + 1.0, gap: float = 0.01,
-              mode: str = "TRAIN", node: str = "1-algo-1") -> None:
+    def steps(
+        self,
+        durations: Sequence[float],
+        *,
+        start: float = T0 + 1.0,
+        gap: float = 0.01,
+        mode: str = "TRAIN",
+        node: str = "1-algo-1",
+    ) -> None:
         """Consecutive step events of the given durations (seconds)."""
         with FrameworkMetricsWriter(self.root, node) as writer:
             t = start
@@ -71,8 +118,9 @@ class ProfilerData:
             for s in range(seconds):
                 for w in range(workers):
                     t = start + s + w * 0.01
-                    writer.record("DataLoaderIterator", "dataloader", t, t + 0.005, step=s, mode="TRAIN",
-                                  worker_pid=1000 + w)
+                    writer.record(
+                        "DataLoaderIterator", "dataloader", t, t + 0.005, step=s, mode="TRAIN", worker_pid=1000 + w
+                    )
 
     def end(self) -> None:
         """Write ``training_job_end.ts`` at the folder's root."""

@@ -7,13 +7,28 @@ from pathlib import Path
 
 from sagemaker_debugger_ext.profiler._readers import FrameworkMetricsReader, SystemMetricsReader
 
-GOOD = {"Type": "cpu", "Name": "cpu0", "Dimension": "CPUUtilization", "Value": 5.0, "NodeId": "algo-1", "Timestamp": 10.0}
+GOOD = {
+    "Type": "cpu",
+    "Name": "cpu0",
+    "Dimension": "CPUUtilization",
+    "Value": 5.0,
+    "NodeId": "algo-1",
+    "Timestamp": 10.0,
+}
 
 
 def test_system_lines_with_wrong_types_are_counted(tmp_path: Path) -> None:
     folder = tmp_path / "system" / "incremental" / "2026112300"
     folder.mkdir(parents=True)
-    lines = [GOOD, [1, 2], "text", 5, {**GOOD, "Value": 10**400}, {**GOOD, "Timestamp": {"a": 1}}, {**GOOD, "Timestamp": 11.0}]
+    lines = [
+        GOOD,
+        [1, 2],
+        "text",
+        5,
+        {**GOOD, "Value": 10**400},
+        {**GOOD, "Timestamp": {"a": 1}},
+        {**GOOD, "Timestamp": 11.0},
+    ]
     body = "\n".join(json.dumps(x) if not (isinstance(x, dict) and x.get("Value") == 10**400)
                      else json.dumps(GOOD).replace("5.0", "1" + "0" * 400) for x in lines)  # fmt: skip
     (folder / "10.algo-1.json").write_text(body + "\n" + "[" * 100000 + "\n")

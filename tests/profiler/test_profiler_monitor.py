@@ -26,7 +26,8 @@ def _start(out: Path, *extra: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
         [sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor", "--output-dir", str(out), *extra],
-        env=env, stderr=subprocess.PIPE,
+        env=env,
+        stderr=subprocess.PIPE,
     )
 
 
@@ -172,12 +173,19 @@ def test_update_profiler_config_file_reaches_the_monitor(tmp_path):
     from sagemaker_debugger_ext.profiler import update_profiler_config_file
 
     config = tmp_path / "profilerconfig.json"
-    config.write_text(json.dumps({"DisableProfiler": False, "ProfilingParameters": {
-        "ProfilerEnabled": True, "LocalPath": str(tmp_path / "prof")}}))
+    config.write_text(
+        json.dumps(
+            {
+                "DisableProfiler": False,
+                "ProfilingParameters": {"ProfilerEnabled": True, "LocalPath": str(tmp_path / "prof")},
+            }
+        )
+    )
     monitor = SystemMonitor(MonitorOptions(output_dir=tmp_path, interval_ms=500, config_file=config))
     monitor.poll_config()
-    new = update_profiler_config_file(config, {"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 1000,
-                                               "ProfilingParameters": {}})
+    new = update_profiler_config_file(
+        config, {"DisableProfiler": False, "ProfilingIntervalInMilliseconds": 1000, "ProfilingParameters": {}}
+    )
     assert new["ProfilingParameters"]["LocalPath"] == str(tmp_path / "prof")
     os.utime(config, ns=(time.time_ns(), time.time_ns() + 1_000_000))  # mtime tick on coarse filesystems
     assert monitor.poll_config() and monitor.interval_s == pytest.approx(1.0)

@@ -115,8 +115,9 @@ def test_step_timeline_log_axis_when_durations_span_orders(profiler_data):
 def test_cli_report_subcommand_renders_folder(profiler_data, tmp_path, capsys):
     """`sagemaker-debugger-ext report PATH --out DIR` prints the HTML path."""
     profiler_data.system(10)
-    code = cli_main(["report", str(profiler_data.root), "--out", str(tmp_path / "r"),
-                     "--param", "StepOutlier_stddev=2"])
+    code = cli_main(
+        ["report", str(profiler_data.root), "--out", str(tmp_path / "r"), "--param", "StepOutlier_stddev=2"]
+    )
     assert code == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "r" / "profiler-report.html")
     assert_images_valid(tmp_path / "r" / "profiler-report.html")
@@ -128,7 +129,7 @@ def test_cli_report_bad_param_is_one_line_error(profiler_data, tmp_path, capsys)
     assert "'parameter' must be" in capsys.readouterr().err
 
 
-WORKLOAD = r'''
+WORKLOAD = r"""
 import os, sys, time
 from sagemaker_debugger_ext.profiler import FrameworkMetricsWriter
 prof = sys.argv[1]
@@ -148,7 +149,7 @@ for step in range(60):
             pass
     w.record("Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", t0, time.time(), step, "TRAIN")
 w.close()
-'''
+"""
 
 
 @pytest.mark.slow
@@ -157,21 +158,66 @@ def test_real_workload_through_real_monitor_and_rule_process(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     prof = tmp_path / "profiler"
     prof.mkdir()
-    params = {"MaxInitializationTime_threshold": "0.03", "StepOutlier_n_outliers": "2",
-              "CPUBottleneck_patience": "5", "CPUBottleneck_threshold": "30", "CPUBottleneck_cpu_threshold": "45"}
-    params.update({f"{r}_scan_interval_us": "1000000" for r in (
-        "BatchSize", "CPUBottleneck", "Dataloader", "GPUMemoryIncrease", "IOBottleneck", "LoadBalancing",
-        "LowGPUUtilization", "MaxInitializationTime", "OverallSystemUsage", "StepOutlier")})
+    params = {
+        "MaxInitializationTime_threshold": "0.03",
+        "StepOutlier_n_outliers": "2",
+        "CPUBottleneck_patience": "5",
+        "CPUBottleneck_threshold": "30",
+        "CPUBottleneck_cpu_threshold": "45",
+    }
+    params.update(
+        {
+            f"{r}_scan_interval_us": "1000000"
+            for r in (
+                "BatchSize",
+                "CPUBottleneck",
+                "Dataloader",
+                "GPUMemoryIncrease",
+                "IOBottleneck",
+                "LoadBalancing",
+                "LowGPUUtilization",
+                "MaxInitializationTime",
+                "OverallSystemUsage",
+                "StepOutlier",
+            )
+        }
+    )
     params_file = tmp_path / "params.json"
     params_file.write_text(json.dumps({"rule_to_invoke": "ProfilerReport", **params}))
     status = tmp_path / "status.json"
     out = tmp_path / "rule-out"
-    monitor = subprocess.Popen([sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
-                                "--output-dir", str(prof), "--interval-ms", "100"], env=env)
-    rule = subprocess.Popen([sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run",
-                             "--trial-path", str(prof), "--rule-name", "ProfilerReport",
-                             "--rule-parameters-file", str(params_file), "--output-dir", str(out),
-                             "--status-file", str(status)], env=env)
+    monitor = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sagemaker_debugger_ext.profiler",
+            "monitor",
+            "--output-dir",
+            str(prof),
+            "--interval-ms",
+            "100",
+        ],
+        env=env,
+    )
+    rule = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sagemaker_debugger_ext.profiler.rules",
+            "run",
+            "--trial-path",
+            str(prof),
+            "--rule-name",
+            "ProfilerReport",
+            "--rule-parameters-file",
+            str(params_file),
+            "--output-dir",
+            str(out),
+            "--status-file",
+            str(status),
+        ],
+        env=env,
+    )
     try:
         wait_until(lambda: list(prof.glob("system/incremental/*/*.json")), timeout_s=30, what="first system metrics")
         script = tmp_path / "train.py"

@@ -38,33 +38,60 @@ def _steady_steps(n: int = 100) -> list[float]:
 # Each case: (rule, params, build-trigger, build-clean)
 Case = tuple[str, dict[str, str], Callable, Callable]
 CASES: list[Case] = [
-    ("CPUBottleneck", {"patience": "10", **SCAN},
-     lambda d: d.system(60, cpu=lambda i, c: 99.0 if c == 0 else 10.0),
-     lambda d: d.system(60, cpu=lambda i, c: 30.0)),
-    ("IOBottleneck", {"patience": "10", **SCAN},
-     lambda d: d.system(60, iowait=lambda i, c: 80.0 if c == 1 else 0.0),
-     lambda d: d.system(60, iowait=lambda i, c: 2.0)),
-    ("BatchSize", {"patience": "5", "window": "10", **SCAN},
-     lambda d: d.system(60, cpu=lambda i, c: 10.0, gpus=1, gpu=lambda i, g: 20.0, gpu_mem=lambda i, g: 10.0),
-     lambda d: d.system(60, cpu=lambda i, c: 10.0, gpus=1, gpu=lambda i, g: 95.0, gpu_mem=lambda i, g: 10.0)),
-    ("LowGPUUtilization", {"patience": "5", "window": "10", **SCAN},
-     lambda d: d.system(60, gpus=1, gpu=lambda i, g: 3.0),
-     lambda d: d.system(60, gpus=1, gpu=lambda i, g: 90.0)),
-    ("GPUMemoryIncrease", {"patience": "0", "window": "5", **SCAN},
-     lambda d: d.system(60, gpus=1, gpu_mem=lambda i, g: 10.0 + 1.5 * i),
-     lambda d: d.system(60, gpus=1, gpu_mem=lambda i, g: 30.0)),
-    ("LoadBalancing", {"patience": "10", **SCAN},
-     lambda d: d.system(60, gpus=2, gpu=lambda i, g: 95.0 if g == 0 else 5.0),
-     lambda d: d.system(60, gpus=2, gpu=lambda i, g: 80.0)),
-    ("MaxInitializationTime", {"threshold": "0.25", **SCAN},
-     lambda d: (d.system(80), d.steps([0.1] * 10, start=1_700_000_030.0)),
-     lambda d: (d.system(80), d.steps([0.1] * 10, start=1_700_000_002.0))),
-    ("StepOutlier", {"n_outliers": "2", **SCAN},
-     lambda d: (d.system(60), d.steps(_steady_steps() + [3.0] * 5)),
-     lambda d: (d.system(60), d.steps(_steady_steps()))),
-    ("Dataloader", {"patience": "5", **SCAN},
-     lambda d: (d.system(60, cores=8), d.dataloader(20, workers=1)),
-     lambda d: (d.system(60, cores=8), d.dataloader(20, workers=8))),
+    (
+        "CPUBottleneck",
+        {"patience": "10", **SCAN},
+        lambda d: d.system(60, cpu=lambda i, c: 99.0 if c == 0 else 10.0),
+        lambda d: d.system(60, cpu=lambda i, c: 30.0),
+    ),
+    (
+        "IOBottleneck",
+        {"patience": "10", **SCAN},
+        lambda d: d.system(60, iowait=lambda i, c: 80.0 if c == 1 else 0.0),
+        lambda d: d.system(60, iowait=lambda i, c: 2.0),
+    ),
+    (
+        "BatchSize",
+        {"patience": "5", "window": "10", **SCAN},
+        lambda d: d.system(60, cpu=lambda i, c: 10.0, gpus=1, gpu=lambda i, g: 20.0, gpu_mem=lambda i, g: 10.0),
+        lambda d: d.system(60, cpu=lambda i, c: 10.0, gpus=1, gpu=lambda i, g: 95.0, gpu_mem=lambda i, g: 10.0),
+    ),
+    (
+        "LowGPUUtilization",
+        {"patience": "5", "window": "10", **SCAN},
+        lambda d: d.system(60, gpus=1, gpu=lambda i, g: 3.0),
+        lambda d: d.system(60, gpus=1, gpu=lambda i, g: 90.0),
+    ),
+    (
+        "GPUMemoryIncrease",
+        {"patience": "0", "window": "5", **SCAN},
+        lambda d: d.system(60, gpus=1, gpu_mem=lambda i, g: 10.0 + 1.5 * i),
+        lambda d: d.system(60, gpus=1, gpu_mem=lambda i, g: 30.0),
+    ),
+    (
+        "LoadBalancing",
+        {"patience": "10", **SCAN},
+        lambda d: d.system(60, gpus=2, gpu=lambda i, g: 95.0 if g == 0 else 5.0),
+        lambda d: d.system(60, gpus=2, gpu=lambda i, g: 80.0),
+    ),
+    (
+        "MaxInitializationTime",
+        {"threshold": "0.25", **SCAN},
+        lambda d: (d.system(80), d.steps([0.1] * 10, start=1_700_000_030.0)),
+        lambda d: (d.system(80), d.steps([0.1] * 10, start=1_700_000_002.0)),
+    ),
+    (
+        "StepOutlier",
+        {"n_outliers": "2", **SCAN},
+        lambda d: (d.system(60), d.steps(_steady_steps() + [3.0] * 5)),
+        lambda d: (d.system(60), d.steps(_steady_steps())),
+    ),
+    (
+        "Dataloader",
+        {"patience": "5", **SCAN},
+        lambda d: (d.system(60, cores=8), d.dataloader(20, workers=1)),
+        lambda d: (d.system(60, cores=8), d.dataloader(20, workers=8)),
+    ),
 ]
 
 
@@ -128,8 +155,12 @@ def test_profiler_report_runs_all_rules_with_prefixed_params(profiler_data, tmp_
 
 @pytest.mark.parametrize(
     "params,needle",
-    [({"Nope_x": "1"}, "'<Rule>_<param>'"), ({"StepOutlier_bogus": "1"}, "bogus"),
-     ({"CPUBottleneck_threshold": "150"}, "between 0 and 100"), ({"threshold": "1"}, "'threshold'")],
+    [
+        ({"Nope_x": "1"}, "'<Rule>_<param>'"),
+        ({"StepOutlier_bogus": "1"}, "bogus"),
+        ({"CPUBottleneck_threshold": "150"}, "between 0 and 100"),
+        ({"threshold": "1"}, "'threshold'"),
+    ],
     ids=["unknown-rule", "unknown-param", "out-of-range", "no-prefix"],
 )
 def test_profiler_report_rejects_bad_params(params, needle):
@@ -171,11 +202,22 @@ def test_issues_found_is_written_before_training_ends(profiler_data, tmp_path):
     status = tmp_path / "status.json"
     stop = threading.Event()
     result: list[int] = []
-    worker = threading.Thread(target=lambda: result.append(run_rule(
-        profiler_data.root, "CPUBottleneck", {"patience": "5", **SCAN}, tmp_path / "out", status,
-        stop=stop, poll_s=0.02)))
+    worker = threading.Thread(
+        target=lambda: result.append(
+            run_rule(
+                profiler_data.root,
+                "CPUBottleneck",
+                {"patience": "5", **SCAN},
+                tmp_path / "out",
+                status,
+                stop=stop,
+                poll_s=0.02,
+            )
+        )
+    )
     worker.start()
     try:
+
         def issues_found() -> bool:
             return status.exists() and json.loads(status.read_text())["RuleEvaluationStatus"] == "IssuesFound"
 
@@ -202,14 +244,39 @@ def test_rule_process_entry_point_reports_error_and_list(profiler_data, tmp_path
     params.write_text(json.dumps({"rule_to_invoke": "ProfilerReport", "Nope_x": "1"}))
     status = tmp_path / "status.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "run", "--trial-path", str(profiler_data.root),
-         "--rule-name", "ProfilerReport", "--rule-parameters-file", str(params), "--output-dir", str(tmp_path / "o"),
-         "--status-file", str(status), "--stop-file", str(tmp_path / "stop.json")],
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "sagemaker_debugger_ext.profiler.rules",
+            "run",
+            "--trial-path",
+            str(profiler_data.root),
+            "--rule-name",
+            "ProfilerReport",
+            "--rule-parameters-file",
+            str(params),
+            "--output-dir",
+            str(tmp_path / "o"),
+            "--status-file",
+            str(status),
+            "--stop-file",
+            str(tmp_path / "stop.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 1
     body = json.loads(status.read_text())
     assert body["RuleEvaluationStatus"] == "Error" and "Nope_x" in body["StatusDetails"]
-    listed = subprocess.run([sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "list"],
-                            env=env, capture_output=True, text=True, timeout=120, check=True).stdout
+    listed = subprocess.run(
+        [sys.executable, "-m", "sagemaker_debugger_ext.profiler.rules", "list"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert all(f"{name}:" in listed for name in [*PROFILER_RULES, "ProfilerReport"])

@@ -20,7 +20,11 @@ SCAN = "scan_interval_us=5000000"
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "sagemaker_debugger_ext.cli", *args], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-m", "sagemaker_debugger_ext.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -29,8 +33,19 @@ def test_cli_rules_run_cpu_bottleneck_on_profiler_output(profiler_data, tmp_path
     profiler_data.system(60, cpu=lambda i, c: 99.0 if c == 0 else 10.0)
     profiler_data.end()
     out = tmp_path / "out"
-    proc = _cli("rules", "run", str(profiler_data.root), "CPUBottleneck", "--param", "patience=10", "--param", SCAN,
-                "--output-dir", str(out), "--json")
+    proc = _cli(
+        "rules",
+        "run",
+        str(profiler_data.root),
+        "CPUBottleneck",
+        "--param",
+        "patience=10",
+        "--param",
+        SCAN,
+        "--output-dir",
+        str(out),
+        "--json",
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["RuleEvaluationStatus"] == "IssuesFound", report
@@ -55,9 +70,13 @@ def test_rule_entry_point_runs_profiler_rule_in_process(profiler_data, tmp_path:
     profiler_data.steps([0.1] * 60 + [3.0] * 4)
     profiler_data.end()
     seen: list[str] = []
-    req = RunRequest(trial_path=str(profiler_data.root), rule_name="Outliers",
-                     parameters={"rule_to_invoke": "StepOutlier", "n_outliers": "2", "scan_interval_us": "5000000"},
-                     output_dir=tmp_path / "out", status_file=tmp_path / "status.json")
+    req = RunRequest(
+        trial_path=str(profiler_data.root),
+        rule_name="Outliers",
+        parameters={"rule_to_invoke": "StepOutlier", "n_outliers": "2", "scan_interval_us": "5000000"},
+        output_dir=tmp_path / "out",
+        status_file=tmp_path / "status.json",
+    )
     outcome = run_any_rule(req, on_status=lambda s, d: seen.append(s.value))
     assert outcome.status.value == "IssuesFound"
     assert seen[0] == "InProgress" and seen[-1] == "IssuesFound"

@@ -55,7 +55,9 @@ def test_rules_entry_point_runs_a_profiler_rule_without_a_second_python(profiler
         "print(json.dumps({'rc': rc, 'spawned': spawned}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"rc": 0, "spawned": []}

@@ -34,14 +34,29 @@ def test_smdebug_readers_read_our_files(tmp_path, smdebug_python):
     t0 = float((int(time.time()) // 60 - 2) * 60)
     with SystemMetricsWriter(tmp_path, "algo-1") as w:
         for i in range(20):
-            w.write([SystemEvent(type="cpu", name="cpu0", dimension="CPUUtilization", value=float(i),
-                                 node_id="algo-1", timestamp=t0 + i)])
+            w.write(
+                [
+                    SystemEvent(
+                        type="cpu",
+                        name="cpu0",
+                        dimension="CPUUtilization",
+                        value=float(i),
+                        node_id="algo-1",
+                        timestamp=t0 + i,
+                    )
+                ]
+            )
     with FrameworkMetricsWriter(tmp_path, "12-algo-1") as fw:
         for i in range(5):
             fw.record("Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", t0 + i, t0 + i + 0.5, step=i, mode="TRAIN")
     start, end = int(t0 * 1e6), int((t0 + 40) * 1e6)
-    proc = subprocess.run([str(smdebug_python), "-c", ORACLE, str(tmp_path), str(start), str(end)],
-                          capture_output=True, text=True, timeout=120, check=True)
+    proc = subprocess.run(
+        [str(smdebug_python), "-c", ORACLE, str(tmp_path), str(start), str(end)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert [v for _, _, v, _ in got["system"]] == [float(i) for i in range(20)]
     assert {tuple(x[:2]) + (x[3],) for x in got["system"]} == {("CPUUtilization", "cpu0", "algo-1")}

@@ -52,8 +52,7 @@ def test_writer_rotates_on_size(tmp_path):
 def test_from_profiler_config_uses_local_path_and_disable(tmp_path):
     """from_profiler_config honours ProfilingParameters.LocalPath and returns None when disabled."""
     cfg = tmp_path / "profilerconfig.json"
-    cfg.write_text(json.dumps({"DisableProfiler": False,
-                               "ProfilingParameters": {"LocalPath": str(tmp_path / "prof")}}))
+    cfg.write_text(json.dumps({"DisableProfiler": False, "ProfilingParameters": {"LocalPath": str(tmp_path / "prof")}}))
     writer = FrameworkMetricsWriter.from_profiler_config(cfg, "7-algo-1")
     assert writer is not None
     t = time.time()
@@ -85,8 +84,18 @@ def test_trial_time_range_queries_and_end_marker(tmp_path):
     """get_system_metrics/get_framework_metrics filter by µs range; end marker at root or system/."""
     with SystemMetricsWriter(tmp_path, "algo-1") as w:
         for i in range(130):  # spans three minute files
-            w.write([SystemEvent(type="cpu", name="cpu0", dimension="CPUUtilization", value=float(i),
-                                 node_id="algo-1", timestamp=T0 + i)])
+            w.write(
+                [
+                    SystemEvent(
+                        type="cpu",
+                        name="cpu0",
+                        dimension="CPUUtilization",
+                        value=float(i),
+                        node_id="algo-1",
+                        timestamp=T0 + i,
+                    )
+                ]
+            )
     trial = ProfilerTrial(tmp_path)
     assert len(list((tmp_path / "system/incremental").glob("*/*.json"))) == 3
     got = trial.get_system_metrics(int((T0 + 10) * 1e6), int((T0 + 20) * 1e6))
@@ -101,8 +110,9 @@ def test_system_reader_skips_half_written_line_until_complete(tmp_path):
     """A torn last line is read on a later refresh once its newline arrives."""
     d = tmp_path / "system/incremental/2023111422"
     d.mkdir(parents=True)
-    line = json.dumps({"Type": "cpu", "Name": "cpu0", "Dimension": "CPUUtilization", "Value": 5,
-                       "NodeId": "algo-1", "Timestamp": T0})
+    line = json.dumps(
+        {"Type": "cpu", "Name": "cpu0", "Dimension": "CPUUtilization", "Value": 5, "NodeId": "algo-1", "Timestamp": T0}
+    )
     f = d / "1699999980.algo-1.json"
     f.write_text(line + "\n" + line[:20])
     trial = ProfilerTrial(tmp_path)
@@ -116,8 +126,13 @@ def test_dataframes(tmp_path):
     """Pandas DataFrames carry the metrics with the documented columns."""
     pytest.importorskip("pandas")
     with SystemMetricsWriter(tmp_path, "algo-1") as w:
-        w.write([SystemEvent(type="cpu", name="cpu0", dimension="CPUUtilization", value=1.0,
-                             node_id="algo-1", timestamp=T0)])
+        w.write(
+            [
+                SystemEvent(
+                    type="cpu", name="cpu0", dimension="CPUUtilization", value=1.0, node_id="algo-1", timestamp=T0
+                )
+            ]
+        )
     with FrameworkMetricsWriter(tmp_path, "n") as fw:
         fw.record("Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", T0, T0 + 2, step=3, mode="TRAIN")
     trial = ProfilerTrial(tmp_path)
@@ -136,8 +151,14 @@ def test_reads_smdebug_timeline_sample(tmp_path):
         {"name": "process_name", "ph": "M", "pid": 0, "args": {"start_time_since_epoch_in_micros": 1594662605425850}},
         {"name": "process_sort_index", "ph": "M", "pid": 0, "args": {"sort_index": 0}},
         {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "Step:ModeKeys.TRAIN"}},
-        {"name": "Step:ModeKeys.TRAIN", "pid": 1, "ph": "X", "ts": 2664345, "dur": 9020725,
-         "args": {"pid": 905, "step_num": "0"}},
+        {
+            "name": "Step:ModeKeys.TRAIN",
+            "pid": 1,
+            "ph": "X",
+            "ts": 2664345,
+            "dur": 9020725,
+            "args": {"pid": 905, "step_num": "0"},
+        },
     ]
     (d / "1594662624718694_905-b88ab1bb8259_pythontimeline.json").write_text(json.dumps(data))
     (event,) = ProfilerTrial(tmp_path).step_events("TRAIN")

@@ -20,7 +20,9 @@ def torchrun(script: Path, *args: str, python: Path | None = None, timeout_s: in
     and initialising a process group can take minutes.
     """
     ours = python is None
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_", "RANK", "WORLD_SIZE"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_", "RANK", "WORLD_SIZE"))
+    }
     env.update(OMP_NUM_THREADS="1", PYTHONPATH=str(REPO) if ours else "", TORCH_CPP_LOG_LEVEL="ERROR")
     argv = [str(python or sys.executable), "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
             str(script), *args]  # fmt: skip

@@ -64,7 +64,9 @@ def _values(run: Path) -> dict[tuple[str, str, int], np.ndarray]:
 
 @pytest.fixture(scope="module")
 def smdebug_torch_python(smdebug_python: Path) -> Path:
-    probe = subprocess.run([str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False)
+    probe = subprocess.run(
+        [str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False
+    )
     if probe.returncode != 0:
         pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
     return smdebug_python
@@ -86,7 +88,10 @@ def test_torchrun_ddp_same_workers_names_values_as_smdebug(tmp_path: Path, smdeb
     assert trial.workers() == ["worker_0", "worker_1"]
     # smdebug's names: the registered wrapper's class, then DDP's "module." path
     assert "gradient/DistributedDataParallel_module.fc1.weight" in trial.tensor_names()
-    weight, grad = trial.tensor("DistributedDataParallel_module.fc1.weight"), trial.tensor("gradient/DistributedDataParallel_module.fc1.weight")
+    weight, grad = (
+        trial.tensor("DistributedDataParallel_module.fc1.weight"),
+        trial.tensor("gradient/DistributedDataParallel_module.fc1.weight"),
+    )
     # DDP keeps the replicas equal; the saved gradients are each rank's own, before the all-reduce
     np.testing.assert_array_equal(weight.value(2, worker="worker_0"), weight.value(2, worker="worker_1"))
     assert not np.allclose(grad.value(0, worker="worker_0"), grad.value(0, worker="worker_1"))

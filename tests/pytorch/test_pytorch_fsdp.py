@@ -116,7 +116,9 @@ def test_fsdp2_one_trial_both_workers_unsharded_names_gathered_values(tmp_path: 
             # each worker's saved gradient is its own, unsharded; FSDP averages them
             grads = [trial.tensor(f"gradient/{name}").value(step, worker=w) for w in ("worker_0", "worker_1")]
             assert grads[0].shape == full.shape and not np.allclose(grads[0], grads[1])
-            np.testing.assert_allclose((grads[0] + grads[1]) / 2, expected[f"grad/{step}/{name[4:]}"], rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(
+                (grads[0] + grads[1]) / 2, expected[f"grad/{step}/{name[4:]}"], rtol=1e-5, atol=1e-7
+            )
 
 
 def test_fsdp2_chief_only_gathers_without_a_hang(tmp_path: Path) -> None:
@@ -134,7 +136,9 @@ def test_fsdp1_parameters_gathered_under_unwrapped_names(tmp_path: Path) -> None
     for step in range(3):
         for name in NAMES:
             for worker in ("worker_0", "worker_1"):
-                np.testing.assert_array_equal(trial.tensor(name).value(step, worker=worker), expected[f"param/{step}/{name[4:]}"])
+                np.testing.assert_array_equal(
+                    trial.tensor(name).value(step, worker=worker), expected[f"param/{step}/{name[4:]}"]
+                )
 
 
 def test_fsdp2_reductions_only_from_shards_equal_the_gathered_tensors(tmp_path: Path) -> None:
@@ -228,7 +232,11 @@ def test_local_mode_instance_count_2_fsdp_with_a_rule(tmp_path: Path, monkeypatc
     with np.load(tmp_path / "expected.npz") as expected:
         for step in range(4):
             for worker in ("worker_0", "worker_1"):
-                np.testing.assert_array_equal(trial.tensor("Sequential_0.weight").value(step, worker=worker), expected[f"{step}/0.weight"])
+                np.testing.assert_array_equal(
+                    trial.tensor("Sequential_0.weight").value(step, worker=worker), expected[f"{step}/0.weight"]
+                )
     summary = est.latest_training_job.rule_job_summary()
-    assert [(s["RuleConfigurationName"], s["RuleEvaluationStatus"]) for s in summary] == [("ExplodingTensor", "NoIssuesFound")]
+    assert [(s["RuleConfigurationName"], s["RuleEvaluationStatus"]) for s in summary] == [
+        ("ExplodingTensor", "NoIssuesFound")
+    ]
     assert "evaluated 4 steps" in summary[0]["StatusDetails"], summary

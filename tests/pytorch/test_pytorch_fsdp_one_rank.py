@@ -94,7 +94,9 @@ def test_fully_shard_class_named_as_the_model(tmp_path: Path, one_rank_group: No
     assert trial.tensor("gradient/Net_fc1.weight").value(1).shape == (6, 4)
 
 
-def test_registered_before_fully_shard_warns(tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture) -> None:
+def test_registered_before_fully_shard_warns(
+    tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture
+) -> None:
     """Parameters replaced after register_module (here by fully_shard) are named in a warning."""
     from torch.distributed.fsdp import fully_shard
 
@@ -105,10 +107,15 @@ def test_registered_before_fully_shard_warns(tmp_path: Path, one_rank_group: Non
     with caplog.at_level("WARNING", logger="sagemaker_debugger_ext.hooks"):
         model(torch.ones(2, 4))
     hook.close()
-    assert "Net_fc1.weight, Net_fc1.bias, Net_fc2.weight, Net_fc2.bias were replaced after register_module()" in caplog.text
+    assert (
+        "Net_fc1.weight, Net_fc1.bias, Net_fc2.weight, Net_fc2.bias were replaced after register_module()"
+        in caplog.text
+    )
 
 
-def test_registered_after_fully_shard_does_not_warn(tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture) -> None:
+def test_registered_after_fully_shard_does_not_warn(
+    tmp_path: Path, one_rank_group: None, caplog: pytest.LogCaptureFixture
+) -> None:
     """The right order is silent."""
     from torch.distributed.fsdp import fully_shard
 
@@ -122,7 +129,10 @@ def test_registered_after_fully_shard_does_not_warn(tmp_path: Path, one_rank_gro
     assert "replaced" not in caplog.text
 
 
-ALL_OPS = [(op, False) for op in ("min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2")] + [("max", True), ("l1", True)]
+ALL_OPS = [(op, False) for op in ("min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2")] + [
+    ("max", True),
+    ("l1", True),
+]
 
 
 @pytest.mark.parametrize(
@@ -148,5 +158,6 @@ def test_shard_reductions_equal_whole_tensor_reductions(one_rank_group: None, te
 def test_shard_reductions_reject_unknown_ops(one_rank_group: None) -> None:
     """An op without a shard formula is refused, named."""
     from sagemaker_debugger_ext.hooks.pytorch._shard_reductions import reduce_shards
+
     with pytest.raises(ValueError, match="'median'"):
         reduce_shards([torch.ones(2)], [[("median", False)]])

@@ -28,9 +28,7 @@ class MLP(torch.nn.Module):
 class CNN(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.features = torch.nn.Sequential(
-            torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2)
-        )
+        self.features = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
         self.head = torch.nn.Linear(2 * 3 * 3, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -39,7 +37,11 @@ class CNN(torch.nn.Module):
 
 def _data(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(1)
-    x = torch.randn(8, 6, generator=g) if isinstance(getattr(model, "module", model), MLP) else torch.randn(8, 1, 8, 8, generator=g)
+    x = (
+        torch.randn(8, 6, generator=g)
+        if isinstance(getattr(model, "module", model), MLP)
+        else torch.randn(8, 1, 8, 8, generator=g)
+    )
     return x, torch.randint(0, 3, (8,), generator=g)
 
 
@@ -58,8 +60,13 @@ def _train(model: torch.nn.Module, hook: smd.Hook, steps: int) -> dict[int, dict
         opt.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
-        snap.update({f"gradient/{cls}_{n}": p.grad.float().numpy().copy()
-                     for n, p in model.named_parameters() if p.grad is not None})
+        snap.update(
+            {
+                f"gradient/{cls}_{n}": p.grad.float().numpy().copy()
+                for n, p in model.named_parameters()
+                if p.grad is not None
+            }
+        )
         snap["CrossEntropyLoss_output_0"] = loss.detach().float().numpy().copy()
         seen[step] = snap
         opt.step()
@@ -101,8 +108,13 @@ def test_activation_tensors_keep_smdebug_names_and_join_class_collections(tmp_pa
     """Activation modules keep smdebug's names (``1_output_0``); the hook records them in the
     activation collections by module class, so including ``relu_output`` saves them."""
     model = torch.nn.Sequential(
-        torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.LeakyReLU(),
-        torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Sigmoid(),
+        torch.nn.Linear(4, 4),
+        torch.nn.ReLU(),
+        torch.nn.Linear(4, 4),
+        torch.nn.LeakyReLU(),
+        torch.nn.Linear(4, 4),
+        torch.nn.Tanh(),
+        torch.nn.Sigmoid(),
     )
     hook = _hook(tmp_path, 1, include_collections=["relu_output", "relu_input", "tanh_input", "sigmoid_input"])
     hook.register_module(model)
@@ -156,7 +168,9 @@ def test_dataparallel_wrapper_names_as_smdebug(tmp_path: Path) -> None:
     assert "DataParallel_module.fc2.weight" in dp.tensor_names()
     assert "gradient/DataParallel_module.fc1.bias" in dp.tensor_names()
     assert "module.relu_output_0" in dp.tensor_names(collection="relu_output")
-    np.testing.assert_array_equal(dp.tensor("DataParallel_module.fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1))
+    np.testing.assert_array_equal(
+        dp.tensor("DataParallel_module.fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1)
+    )
 
 
 def test_frozen_parameters_have_no_gradient(tmp_path: Path) -> None:
@@ -212,10 +226,16 @@ def test_framework_metrics_handed_to_profiler(tmp_path: Path) -> None:
     import json
 
     cfg = tmp_path / "profilerconfig.json"
-    cfg.write_text(json.dumps({"ProfilingIntervalInMilliseconds": 500,
-                               "ProfilingParameters": {"LocalPath": str(tmp_path / "prof")}}))
-    hook = smd.Hook(out_dir=tmp_path / "run", save_config=smd.SaveConfig(save_interval=100),
-                    context=TrainingContext(profiler_config_path=str(cfg)))
+    cfg.write_text(
+        json.dumps(
+            {"ProfilingIntervalInMilliseconds": 500, "ProfilingParameters": {"LocalPath": str(tmp_path / "prof")}}
+        )
+    )
+    hook = smd.Hook(
+        out_dir=tmp_path / "run",
+        save_config=smd.SaveConfig(save_interval=100),
+        context=TrainingContext(profiler_config_path=str(cfg)),
+    )
     _train(MLP(), hook, 3)
     files = list((tmp_path / "prof" / "framework" / "pevents").glob("*/*_pythontimeline.json"))
     assert len(files) == 1
@@ -262,7 +282,9 @@ def test_distributed_data_parallel_wrapper(tmp_path: Path) -> None:
     assert trial.workers() == ["worker_0"]
     names = trial.tensor_names(step=1)
     assert "gradient/DistributedDataParallel_module.fc1.weight" in names
-    assert "DistributedDataParallel_module.fc2.weight" in names and "DistributedDataParallel_module.fc2.bias" not in names
+    assert (
+        "DistributedDataParallel_module.fc2.weight" in names and "DistributedDataParallel_module.fc2.bias" not in names
+    )
 
 
 def test_steps_that_save_nothing_attach_no_hooks(tmp_path: Path) -> None:

@@ -67,7 +67,9 @@ def test_gradient_norms_and_update_ratios_equal_the_training_values(tmp_path: Pa
 
     trial = create_trial(str(tmp_path / "run"))
     names = sorted(trial.tensor_names(collection="layer_stats"))
-    assert names == [f"layer_stats/Net_{layer}/{stat}" for layer in ("fc1", "fc2") for stat in ("gradient_norm", "update_ratio")]
+    assert names == [
+        f"layer_stats/Net_{layer}/{stat}" for layer in ("fc1", "fc2") for stat in ("gradient_norm", "update_ratio")
+    ]
     for name in names:
         tensor = trial.tensor(name)
         assert tensor.steps(mode=smd.modes.TRAIN) == [0, 1, 2, 3]

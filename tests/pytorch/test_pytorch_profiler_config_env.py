@@ -19,7 +19,9 @@ def test_bad_profiler_config_path_does_not_stop_the_hook(tmp_path: Path, monkeyp
         config.write_text(content)
     monkeypatch.setenv("SMPROFILER_CONFIG_PATH", str(config))
     model = torch.nn.Linear(3, 2)
-    hook = smd.Hook(out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    hook = smd.Hook(
+        out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"]
+    )
     hook.register_module(model)
     model(torch.randn(2, 3)).sum().backward()
     hook.close()

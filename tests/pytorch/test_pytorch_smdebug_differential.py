@@ -138,7 +138,9 @@ def _run(python: Path, which: str, out: Path) -> None:
 
 @pytest.fixture(scope="module")
 def smdebug_torch_python(smdebug_python: Path) -> Path:
-    probe = subprocess.run([str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False)
+    probe = subprocess.run(
+        [str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False
+    )
     if probe.returncode != 0:
         pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
     return smdebug_python

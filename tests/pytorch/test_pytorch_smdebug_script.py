@@ -16,7 +16,7 @@ from sagemaker_debugger_ext.trials import create_trial
 pytestmark = pytest.mark.slow  # trains in a subprocess
 
 # smdebug's make_sample_run.py training part, with only the imports changed.
-SCRIPT = '''
+SCRIPT = """
 import numpy as np
 import torch
 import sagemaker_debugger_ext.pytorch as smd
@@ -69,7 +69,7 @@ for i in range(2):
     loss.backward()
     opt.step()
 # no hook.close(): smdebug closed at interpreter exit, so do we
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,9 @@ def our_run(tmp_path_factory: pytest.TempPathFactory, smdebug_runs: Path) -> Pat
     (tmp / "train.py").write_text(SCRIPT)
     env = {k: v for k, v in os.environ.items() if k not in ("TRAINING_JOB_NAME", "RANK", "WORLD_SIZE")}
     env["SMDEBUG_CONFIG_FILE_PATH"] = str(tmp / "hook.json")
-    proc = subprocess.run([sys.executable, str(tmp / "train.py")], env=env, capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(tmp / "train.py")], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     return tmp
 
@@ -131,7 +133,11 @@ def test_same_values_as_smdebug(our_run: Path, smdebug_runs: Path) -> None:
             else:
                 np.testing.assert_allclose(
                     np.asarray(mine.value(step), dtype=np.float64).reshape(-1),
-                    np.asarray(ref.value(step), dtype=np.float64).reshape(-1), rtol=1e-5, atol=1e-6, err_msg=name)
+                    np.asarray(ref.value(step), dtype=np.float64).reshape(-1),
+                    rtol=1e-5,
+                    atol=1e-6,
+                    err_msg=name,
+                )
             checked += 1
     assert checked >= 30
 
@@ -149,7 +155,7 @@ def test_collections_cover_smdebug_membership(our_run: Path, smdebug_runs: Path)
     assert "my_custom" in ours["collections"]["default"]["tensor_names"]
 
 
-SMDEBUG_READER = '''
+SMDEBUG_READER = """
 import json, sys
 from smdebug.trials import create_trial
 from smdebug.core.modes import ModeKeys
@@ -164,14 +170,18 @@ for name in trial.tensor_names():
         except Exception as exc:
             out["values"][f"{step}|{name}"] = "reductions:" + ",".join(sorted(f"{k[0]}{k[1]}" for k in t.reduction_values(step)))
 print(json.dumps(out))
-'''
+"""
 
 
 def test_real_smdebug_reads_our_output(our_run: Path, smdebug_python: Path) -> None:
     """smdebug 1.0.34's create_trial reads our files with identical steps, names and values."""
     proc = subprocess.run(
         [str(smdebug_python), "-c", SMDEBUG_READER, str(our_run / "run")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -101,7 +101,10 @@ def test_backward_and_pre_hook_overrides_and_write_outputs(tmp_path: Path) -> No
     assert trial.steps() == [0, 2]
     names = trial.tensor_names()
     assert "gradient/twice_Sequential_0.weight" in names and "gradient/Sequential_0.bias" in names
-    g, g2 = trial.tensor("gradient/Sequential_0.weight").value(2), trial.tensor("gradient/twice_Sequential_0.weight").value(2)
+    g, g2 = (
+        trial.tensor("gradient/Sequential_0.weight").value(2),
+        trial.tensor("gradient/twice_Sequential_0.weight").value(2),
+    )
     assert (g2 == 2 * g).all()
 
 
@@ -136,7 +139,9 @@ def test_smdebug_private_names_scripts_call(tmp_path: Path) -> None:
 def test_model_with_hook_can_be_saved_and_loaded(tmp_path: Path) -> None:
     """torch.save(model) does not pickle the hook (smdebug); the loaded model runs, hook inert."""
     model = _model()
-    hook = smd.Hook(out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    hook = smd.Hook(
+        out_dir=str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"]
+    )
     hook.register_module(model)
     model(torch.randn(2, 4)).sum().backward()
     torch.save(model, tmp_path / "model.pt")

@@ -32,13 +32,23 @@ def job_output(tmp_path: Path, smdebug_runs: Path) -> tuple[dict, Path]:
         "DebugHookConfig": {"S3OutputPath": (tmp_path / "out").as_uri() + "/"},
         "DebugRuleConfigurations": [
             {"RuleConfigurationName": "LossNotDecreasing", "RuleParameters": {"rule_to_invoke": "LossNotDecreasing"}},
-            {"RuleConfigurationName": "Weights", "RuleParameters": {"rule_to_invoke": "AllZero", "tensor_regex": "Net_fc.*"}},
+            {
+                "RuleConfigurationName": "Weights",
+                "RuleParameters": {"rule_to_invoke": "AllZero", "tensor_regex": "Net_fc.*"},
+            },
         ],
         "DebugRuleEvaluationStatuses": [
-            {"RuleConfigurationName": "LossNotDecreasing", "RuleEvaluationStatus": "IssuesFound", "StatusDetails": "loss flat"},
+            {
+                "RuleConfigurationName": "LossNotDecreasing",
+                "RuleEvaluationStatus": "IssuesFound",
+                "StatusDetails": "loss flat",
+            },
             {"RuleConfigurationName": "Weights", "RuleEvaluationStatus": "IssuesFound"},
-            {"RuleConfigurationName": "Gradients", "RuleEvaluationStatus": "IssuesFound",
-             "StatusDetails": "gradient/Net_fc1.weight vanished at step 4"},
+            {
+                "RuleConfigurationName": "Gradients",
+                "RuleEvaluationStatus": "IssuesFound",
+                "StatusDetails": "gradient/Net_fc1.weight vanished at step 4",
+            },
             {"RuleConfigurationName": "Other", "RuleEvaluationStatus": "NoIssuesFound"},
         ],
     }
@@ -86,6 +96,7 @@ def test_write_job_report(job_output, tmp_path):
 
 def test_job_report_without_debug_output(tmp_path):
     """A job without a debug output still gets its rule summary and says why plots are missing."""
-    page = write_job_report({"TrainingJobName": "j", "TrainingJobStatus": "Failed", "FailureReason": "boom"},
-                            tmp_path / "r.html").read_text()
+    page = write_job_report(
+        {"TrainingJobName": "j", "TrainingJobStatus": "Failed", "FailureReason": "boom"}, tmp_path / "r.html"
+    ).read_text()
     assert "boom" in page and "No debug output" in page and "data:image/png" not in page

@@ -108,10 +108,22 @@ def _run_rules(description: dict[str, Any], trial_path: Path) -> None:
     for cfg in description["DebugRuleConfigurations"]:
         name = cfg["RuleConfigurationName"]
         out = Path(rule_output_uri(description, name).removeprefix("file://"))
-        outcome = run_rule(RunRequest(trial_path=str(trial_path), rule_name=name, parameters=cfg["RuleParameters"],
-                                      output_dir=out, trial_wait_s=0))
-        statuses.append({"RuleConfigurationName": name, "RuleEvaluationStatus": outcome.status.value,
-                         "StatusDetails": outcome.details})
+        outcome = run_rule(
+            RunRequest(
+                trial_path=str(trial_path),
+                rule_name=name,
+                parameters=cfg["RuleParameters"],
+                output_dir=out,
+                trial_wait_s=0,
+            )
+        )
+        statuses.append(
+            {
+                "RuleConfigurationName": name,
+                "RuleEvaluationStatus": outcome.status.value,
+                "StatusDetails": outcome.details,
+            }
+        )
     description["DebugRuleEvaluationStatuses"] = statuses
 
 
@@ -139,13 +151,23 @@ def diverging(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     steps = {}
     for s in range(12):
         grad = rng.standard_normal((4, 4)) * (1e-2 if s < 6 else 1e-9)
-        steps[s] = {"loss": np.float32(10.0 ** -(s / 2) if s < 10 else np.nan), "gradient/fc.weight": grad.astype(np.float32)}
-    root = write_trial(tmp_path / "trial", steps, collections={"losses": ["loss"], "gradients": ["^gradient/"]},
-                       modes={s: (ModeKeys.TRAIN, s) for s in steps})
-    description = _description(tmp_path, {
-        "VanishingGradient": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-6"},
-        "ExplodingTensor": {"rule_to_invoke": "ExplodingTensor", "collection_names": "losses"},
-    })
+        steps[s] = {
+            "loss": np.float32(10.0 ** -(s / 2) if s < 10 else np.nan),
+            "gradient/fc.weight": grad.astype(np.float32),
+        }
+    root = write_trial(
+        tmp_path / "trial",
+        steps,
+        collections={"losses": ["loss"], "gradients": ["^gradient/"]},
+        modes={s: (ModeKeys.TRAIN, s) for s in steps},
+    )
+    description = _description(
+        tmp_path,
+        {
+            "VanishingGradient": {"rule_to_invoke": "VanishingGradient", "threshold": "1e-6"},
+            "ExplodingTensor": {"rule_to_invoke": "ExplodingTensor", "collection_names": "losses"},
+        },
+    )
     _run_rules(description, root)
     return description, open_trial(root)
 
@@ -194,10 +216,20 @@ def test_feature_importance_overweight_table_is_the_plotted_share(tmp_path):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(200, 6))
     y = 3 * x[:, 0] - 2 * x[:, 1] + 0.1 * rng.normal(size=200)
-    hook = smx.Hook(out_dir=tmp_path / "trial", save_config=smx.SaveConfig(save_interval=2), context=TrainingContext(),
-                    include_collections=["metrics", "feature_importance"])
-    xgb.train({"max_depth": 3, "seed": 0}, xgb.DMatrix(x, label=y), num_boost_round=8,
-              evals=[(xgb.DMatrix(x, label=y), "train")], callbacks=[hook], verbose_eval=False)
+    hook = smx.Hook(
+        out_dir=tmp_path / "trial",
+        save_config=smx.SaveConfig(save_interval=2),
+        context=TrainingContext(),
+        include_collections=["metrics", "feature_importance"],
+    )
+    xgb.train(
+        {"max_depth": 3, "seed": 0},
+        xgb.DMatrix(x, label=y),
+        num_boost_round=8,
+        evals=[(xgb.DMatrix(x, label=y), "train")],
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
     description = _description(tmp_path, {"FIO": {"rule_to_invoke": "FeatureImportanceOverweight", "threshold": "0.6"}})
     _run_rules(description, tmp_path / "trial")

@@ -16,7 +16,16 @@ from sagemaker_debugger_ext.reports import (
 
 @pytest.mark.parametrize(
     ("reduction", "expected"),
-    [(None, 5.0), ("l2", 5.0), ("l1", 7.0), ("mean", -0.25), ("abs_mean", 1.75), ("min", -4.0), ("max", 3.0), ("sum", -1.0)],
+    [
+        (None, 5.0),
+        ("l2", 5.0),
+        ("l1", 7.0),
+        ("mean", -0.25),
+        ("abs_mean", 1.75),
+        ("min", -4.0),
+        ("max", 3.0),
+        ("sum", -1.0),
+    ],
     ids=lambda v: str(v),
 )
 def test_reduce_value_of_matrix(reduction, expected):

@@ -9,9 +9,17 @@ from sagemaker_debugger_ext.reports import rule_summary
 DESCRIPTION = {
     "TrainingJobName": "job-1",
     "DebugRuleEvaluationStatuses": [
-        {"RuleConfigurationName": "LossNotDecreasing", "RuleEvaluationStatus": "IssuesFound",
-         "StatusDetails": "loss <b> flat", "LastModifiedTime": datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)},
-        {"RuleConfigurationName": "VanishingGradient", "RuleEvaluationStatus": "NoIssuesFound", "LastModifiedTime": 0.0},
+        {
+            "RuleConfigurationName": "LossNotDecreasing",
+            "RuleEvaluationStatus": "IssuesFound",
+            "StatusDetails": "loss <b> flat",
+            "LastModifiedTime": datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        },
+        {
+            "RuleConfigurationName": "VanishingGradient",
+            "RuleEvaluationStatus": "NoIssuesFound",
+            "LastModifiedTime": 0.0,
+        },
     ],
     "ProfilerRuleEvaluationStatuses": [
         {"RuleConfigurationName": "ProfilerReport-1", "RuleEvaluationStatus": "InProgress"},
@@ -58,8 +66,18 @@ def test_rule_summary_without_rules():
 def test_rule_summary_text_truncates_long_details():
     """Long StatusDetails are cut in the text form and kept whole in the HTML form."""
     long = "x" * 500
-    summary = rule_summary({"TrainingJobName": "j", "ProfilerRuleEvaluationStatuses": [
-        {"RuleConfigurationName": "ProfilerReport", "RuleEvaluationStatus": "NoIssuesFound", "StatusDetails": long}]})
+    summary = rule_summary(
+        {
+            "TrainingJobName": "j",
+            "ProfilerRuleEvaluationStatuses": [
+                {
+                    "RuleConfigurationName": "ProfilerReport",
+                    "RuleEvaluationStatus": "NoIssuesFound",
+                    "StatusDetails": long,
+                }
+            ],
+        }
+    )
     line = str(summary).splitlines()[1]
     assert line.endswith("…") and len(line) < 200
     assert long in summary.to_html()

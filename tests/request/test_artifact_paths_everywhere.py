@@ -16,7 +16,9 @@ from sagemaker_debugger_ext.reports._job_report import debug_output_uri, rule_ou
 PACKAGE = Path(sagemaker_debugger_ext.__file__).parent
 HELPER = PACKAGE / "request" / "_paths.py"
 # a path built by hand: "/debug-output", "/rule-output/", ... inside an f-string or a concatenation
-HAND_BUILT = re.compile(r"""f["'][^"'\n]*\}/(debug|tensorboard|profiler|rule)-output|\+\s*["']/(debug|tensorboard|profiler|rule)-output""")
+HAND_BUILT = re.compile(
+    r"""f["'][^"'\n]*\}/(debug|tensorboard|profiler|rule)-output|\+\s*["']/(debug|tensorboard|profiler|rule)-output"""
+)
 
 
 def test_no_module_builds_artifact_paths_by_hand() -> None:
@@ -33,7 +35,11 @@ def test_no_module_builds_artifact_paths_by_hand() -> None:
 
 @pytest.mark.parametrize(
     ("base", "expected"),
-    [("file:///", "file:///job/debug-output"), ("file:///out/", "file:///out/job/debug-output"), ("s3://b/p/", "s3://b/p/job/debug-output")],
+    [
+        ("file:///", "file:///job/debug-output"),
+        ("file:///out/", "file:///out/job/debug-output"),
+        ("s3://b/p/", "s3://b/p/job/debug-output"),
+    ],
     ids=["file-root", "file-folder", "s3"],
 )
 def test_report_debug_output_uri_keeps_file_root(base: str, expected: str) -> None:
@@ -54,8 +60,9 @@ def test_local_rule_output_and_model_artifacts_keep_file_root(tmp_path: Path) ->
         "TrainingJobName": "job",
         "DebugRuleConfigurations": [{"RuleConfigurationName": "Loss", "RuleEvaluatorImage": "x", "RuleParameters": {}}],
     }
-    specs = rule_specs(request, JobPaths(tmp_path), output_path="file:///", region="us-east-1",
-                       modules={"debug": "m", "profiler": "p"})
+    specs = rule_specs(
+        request, JobPaths(tmp_path), output_path="file:///", region="us-east-1", modules={"debug": "m", "profiler": "p"}
+    )
     assert [s.output_uri for s in specs] == ["file:///job/rule-output/Loss"]
     described = describe_response(request, {}, region="us-east-1", output_path="file:///")
     assert described["ModelArtifacts"]["S3ModelArtifacts"] == "file:///job/output/model.tar.gz"

@@ -40,12 +40,14 @@ def test_defaults() -> None:
 
 def test_collection_merge_order_and_dedup() -> None:
     """Rules' collections in order, then the hook's; equal ones dropped, same-name different params kept."""
-    hook = sdx.DebuggerHookConfig(collection_configs=[
-        sdx.CollectionConfig("weights", {"save_interval": "500"}),
-        sdx.CollectionConfig("weights", {"save_interval": "1"}),
-        sdx.CollectionConfig("a"),
-        sdx.CollectionConfig("a", {}),
-    ])
+    hook = sdx.DebuggerHookConfig(
+        collection_configs=[
+            sdx.CollectionConfig("weights", {"save_interval": "500"}),
+            sdx.CollectionConfig("weights", {"save_interval": "1"}),
+            sdx.CollectionConfig("a"),
+            sdx.CollectionConfig("a", {}),
+        ]
+    )
     rules = [sdx.Rule.sagemaker(rc.weight_update_ratio()), sdx.Rule.sagemaker(rc.vanishing_gradient())]
     merged = request.merge_collections(rules, hook)
     assert [(c.name, c.parameters) for c in merged] == [
@@ -103,10 +105,14 @@ def test_checkpointing_with_distribution_disables_hook() -> None:
     """SDK frameworks drop the hook for distributed jobs with checkpointing; rules are still sent."""
     common = {"checkpoint_s3_uri": "s3://c/", "checkpoint_local_path": "/opt/ml/checkpoints"}
     assert request.checkpointing_disables_hook(framework_name="pytorch", instance_count=2, **common)
-    assert request.checkpointing_disables_hook(framework_name="tensorflow", instance_count=1, distribution={"mpi": {}}, **common)
+    assert request.checkpointing_disables_hook(
+        framework_name="tensorflow", instance_count=1, distribution={"mpi": {}}, **common
+    )
     assert not request.checkpointing_disables_hook(framework_name="pytorch", instance_count=1, **common)
     assert not request.checkpointing_disables_hook(framework_name="xgboost", instance_count=2, **common)
-    assert not request.checkpointing_disables_hook(framework_name="pytorch", instance_count=2, checkpoint_s3_uri=None, checkpoint_local_path="/x")
+    assert not request.checkpointing_disables_hook(
+        framework_name="pytorch", instance_count=2, checkpoint_s3_uri=None, checkpoint_local_path="/x"
+    )
     out = _build(rules=[sdx.Rule.sagemaker(rc.vanishing_gradient())], hook_disabled_by_checkpointing=True).to_request()
     assert "DebugHookConfig" not in out
     assert out["DebugRuleConfigurations"][0]["RuleConfigurationName"] == "VanishingGradient"

@@ -33,7 +33,9 @@ def test_every_violation_is_listed_with_its_path() -> None:
     bad["ResourceConfig"] = {"InstanceType": "ml.m5.xlarge", "InstanceCount": "1", "VolumeSizeInGB": 30}
     bad["DebugHookConfig"] = {"S3OutputPath": "s3://b/", "HookParameters": {"k": "v" * 300}}
     bad["DebugRuleConfigurations"] = [{"RuleConfigurationName": f"R{i}", "RuleEvaluatorImage": "i"} for i in range(21)]
-    bad["ProfilerRuleConfigurations"] = [{"RuleConfigurationName": "P", "RuleEvaluatorImage": "i", "InstanceType": "ml.bogus"}]
+    bad["ProfilerRuleConfigurations"] = [
+        {"RuleConfigurationName": "P", "RuleEvaluatorImage": "i", "InstanceType": "ml.bogus"}
+    ]
     bad["Unknown"] = 1
     with pytest.raises(RequestValidationError) as info:
         request.validate_create_training_job(bad)

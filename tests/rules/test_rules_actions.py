@@ -50,7 +50,9 @@ def test_bad_action_json(text: str, fragment: str) -> None:
 def test_stop_training_writes_stop_file_once(tmp_path: Path) -> None:
     """In a local job StopTraining writes the stop request file, only on the first firing."""
     stop = tmp_path / "stop.json"
-    actions = Actions(parse_action_json('[{"name":"stoptraining","training_job_prefix":"j"}]'), rule_name="Loss", stop_file=stop)
+    actions = Actions(
+        parse_action_json('[{"name":"stoptraining","training_job_prefix":"j"}]'), rule_name="Loss", stop_file=stop
+    )
     assert actions.invoke("at step 3") and actions.invoke("again") == []
     doc = json.loads(stop.read_text())
     assert doc["RuleConfigurationName"] == "Loss" and "at step 3" in doc["Reason"]
@@ -68,7 +70,9 @@ def test_stop_training_without_stop_file_skips_finished_jobs() -> None:
             ResourceConfig={"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 1},
             StoppingCondition={"MaxRuntimeInSeconds": 60},
         )
-        actions = Actions((ActionSpec(name="stoptraining", training_job_prefix="prefix-job"),), rule_name="R", region="us-west-2")
+        actions = Actions(
+            (ActionSpec(name="stoptraining", training_job_prefix="prefix-job"),), rule_name="R", region="us-west-2"
+        )
         assert actions.invoke("fired") == ["StopTraining: 0 InProgress jobs match prefix 'prefix-job'; none stopped"]
 
 
@@ -95,7 +99,9 @@ class _RecordingSageMaker:
 def test_stop_training_stops_only_a_unique_match(names: list[str], stopped: list[str]) -> None:
     """As smdebug: the job is stopped only when exactly one InProgress job has the prefix."""
     client = _RecordingSageMaker(names)
-    actions = Actions((ActionSpec(name="stoptraining", training_job_prefix="job-a"),), rule_name="R", client_factory=lambda _: client)
+    actions = Actions(
+        (ActionSpec(name="stoptraining", training_job_prefix="job-a"),), rule_name="R", client_factory=lambda _: client
+    )
     actions.invoke("fired")
     assert client.stopped == stopped
 

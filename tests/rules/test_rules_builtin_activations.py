@@ -30,7 +30,12 @@ def test_dead_relu(make_trial: Callable[..., Any], fires: Callable[..., Any]) ->
 def test_saturated_activation(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
     """tanh inputs beyond ±9.5 for most units fire; sigmoid uses its own range."""
     ok = RNG.standard_normal((16, 8)).astype(np.float32)
-    trial = make_trial({0: {"l_tanh_input_0": ok, "s_sigmoid_input_0": ok}, 1: {"l_tanh_input_0": np.sign(ok) * 20 + ok, "s_sigmoid_input_0": ok}})
+    trial = make_trial(
+        {
+            0: {"l_tanh_input_0": ok, "s_sigmoid_input_0": ok},
+            1: {"l_tanh_input_0": np.sign(ok) * 20 + ok, "s_sigmoid_input_0": ok},
+        }
+    )
     rule = SaturatedActivation(trial)
     assert fires(rule) == 1
     assert rule.findings[0].tensor == "l_tanh_input_0"
@@ -45,7 +50,9 @@ def test_check_input_images(make_trial: Callable[..., Any], fires: Callable[...,
     normalised = ((raw - 0.5) / 0.29).astype(np.float32)
     regex = ".*model_input_0"
     assert fires(CheckInputImages(make_trial({s: {"model_input_0": raw} for s in range(3)}), regex=regex)) == 1
-    assert fires(CheckInputImages(make_trial({s: {"model_input_0": normalised} for s in range(3)}), regex=regex)) is None
+    assert (
+        fires(CheckInputImages(make_trial({s: {"model_input_0": normalised} for s in range(3)}), regex=regex)) is None
+    )
 
 
 def test_nlp_sequence_ratio(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:

@@ -17,7 +17,9 @@ def test_class_imbalance_990_10_fires_at_step_3(make_trial: Callable[..., Any], 
     assert fires(ClassImbalance(trial)) == 3
 
 
-def test_class_imbalance_waits_for_samples_and_checks_mispredictions(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+def test_class_imbalance_waits_for_samples_and_checks_mispredictions(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
     """Balanced labels stay silent; a class mostly mispredicted fires once `samples` labels of
     warm-up (steps 0-2, 600 labels) and then `samples` more (steps 3-5) were seen."""
     y = np.array([0, 1] * 100)
@@ -26,7 +28,10 @@ def test_class_imbalance_waits_for_samples_and_checks_mispredictions(make_trial:
     assert fires(ClassImbalance(make_trial(steps))) == 5
     assert fires(ClassImbalance(make_trial({s: {"labels": y, "predictions": y} for s in range(4)}))) is None
     probs = np.eye(2)[y].astype(np.float32)
-    assert fires(ClassImbalance(make_trial({s: {"labels": y, "predictions": probs} for s in range(4)}), argmax="true")) is None
+    assert (
+        fires(ClassImbalance(make_trial({s: {"labels": y, "predictions": probs} for s in range(4)}), argmax="true"))
+        is None
+    )
 
 
 def test_confusion(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:

@@ -32,10 +32,19 @@ def test_loss_not_decreasing_diff_percent(make_trial: Callable[..., Any], fires:
     losses = {0: 1.0, 10: 0.7, 20: 0.5, 30: 0.42, 40: 0.2}
     trial = make_trial(_losses(losses), collections=LOSSES)
     assert fires(LossNotDecreasing(trial, diff_percent="20")) == 30
-    assert fires(LossNotDecreasing(make_trial(_losses({s: 1.0 - 0.1 * i for i, s in enumerate(range(0, 32, 4))}), collections=LOSSES))) is None
+    assert (
+        fires(
+            LossNotDecreasing(
+                make_trial(_losses({s: 1.0 - 0.1 * i for i, s in enumerate(range(0, 32, 4))}), collections=LOSSES)
+            )
+        )
+        is None
+    )
 
 
-def test_loss_not_decreasing_judges_mode_of_first_saved_loss(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+def test_loss_not_decreasing_judges_mode_of_first_saved_loss(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
     """Without ``mode``, the mode of the loss's first saved step (TRAIN here) is judged; mode=EVAL
     judges the evaluation passes (the flat EVAL loss fires, the falling TRAIN loss does not)."""
     steps, modes = {}, {}
@@ -92,7 +101,10 @@ def test_overtraining_train_plateau(make_trial: Callable[..., Any], fires: Calla
 def test_overfit_and_overtraining_on_xgboost_metrics(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
     """Without a losses collection, train-*/validation-* metrics are the two losses."""
     steps = {
-        s: {"train-logloss": np.float64(0.6 - 0.05 * s), "validation-logloss": np.float64(0.62 - 0.03 * s if s < 6 else 0.47)}
+        s: {
+            "train-logloss": np.float64(0.6 - 0.05 * s),
+            "validation-logloss": np.float64(0.62 - 0.03 * s if s < 6 else 0.47),
+        }
         for s in range(12)
     }
     trial = make_trial(steps, collections={"metrics": [".*-logloss"]})

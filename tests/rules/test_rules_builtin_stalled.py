@@ -39,5 +39,7 @@ def test_stalled_training_silent_when_job_finished(make_trial: Callable[..., Any
 
 def test_stop_training_on_fire_adds_the_action(make_trial: Callable[..., Any]) -> None:
     """stop_training_on_fire=True registers a StopTraining action with the prefix."""
-    rule = StalledTrainingRule(make_trial({0: {"x": np.ones(1)}}), stop_training_on_fire="True", training_job_name_prefix="my-job")
+    rule = StalledTrainingRule(
+        make_trial({0: {"x": np.ones(1)}}), stop_training_on_fire="True", training_job_name_prefix="my-job"
+    )
     assert [(s.name, s.training_job_prefix) for s in rule._actions.specs] == [("stoptraining", "my-job")]

@@ -59,7 +59,13 @@ def test_create_xgboost_report_writes_html_with_plots(make_trial: Callable[..., 
     rule.finalize(tmp_path)
     page = (tmp_path / "xgboost_report.html").read_text()
     assert len(re.findall(r"""src=['"]data:image/png;base64,""", page)) == 4
-    for title in ("Loss and metric curves", "Feature importance (weight)", "Confusion matrix", "Label and prediction distributions", "max_depth"):
+    for title in (
+        "Loss and metric curves",
+        "Feature importance (weight)",
+        "Confusion matrix",
+        "Label and prediction distributions",
+        "max_depth",
+    ):
         assert title in page
     assert "<td>max_depth</td><td>3.0</td>" in page  # the value, not a one-element list
     curves = json.loads(re.search(r'<script type="application/json" class="plot-data">(.*?)</script>', page).group(1))

@@ -23,11 +23,23 @@ TORCH_COLLECTIONS = {
     "relu_output": ".*relu_output", "relu_input": ".*relu_input",
     "input_image": ".*Net_input_0", "input_sequence": ".*embedding0_input_0",
 }  # fmt: skip
-XGB_COLLECTIONS = {"metrics": None, "feature_importance": None, "trees": None, "labels": None, "predictions": None, "hyperparameters": None}
+XGB_COLLECTIONS = {
+    "metrics": None,
+    "feature_importance": None,
+    "trees": None,
+    "labels": None,
+    "predictions": None,
+    "hyperparameters": None,
+}
 
 
-def _estimator(tmp_path: Path, script: str, hps: dict[str, str], collections: dict[str, str | None], rules: list[Rule]) -> Estimator:
-    colls = [CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})}) for n, r in collections.items()]
+def _estimator(
+    tmp_path: Path, script: str, hps: dict[str, str], collections: dict[str, str | None], rules: list[Rule]
+) -> Estimator:
+    colls = [
+        CollectionConfig(name=n, parameters={"save_interval": "1", **({"include_regex": r} if r else {})})
+        for n, r in collections.items()
+    ]
     return Estimator(
         entry_point=script,
         source_dir=str(CASES),
@@ -53,7 +65,9 @@ def test_pytorch_job_runs_every_deep_learning_rule(tmp_path: Path, smdebug_runs:
         Rule.sagemaker(rc.vanishing_gradient()),
         Rule.sagemaker(rc.exploding_tensor()),
         Rule.sagemaker(rc.weight_update_ratio()),
-        Rule.sagemaker(rc.all_zero(), rule_parameters={"collection_names": "relu_output"}),  # ReLU outputs, by module class
+        Rule.sagemaker(
+            rc.all_zero(), rule_parameters={"collection_names": "relu_output"}
+        ),  # ReLU outputs, by module class
         Rule.sagemaker(rc.dead_relu()),
         Rule.sagemaker(rc.tensor_variance(), rule_parameters={"collection_names": "weights", "max_threshold": "1e6"}),
         Rule.sagemaker(rc.unchanged_tensor(), rule_parameters={"collection_names": "weights"}),
@@ -69,7 +83,13 @@ def test_pytorch_job_runs_every_deep_learning_rule(tmp_path: Path, smdebug_runs:
         Rule.sagemaker(rc.nlp_sequence_ratio()),
         Rule.sagemaker(rc.similar_across_runs(), other_trials_s3_input_paths=[str(smdebug_runs / "sample_run")]),
     ]
-    est = _estimator(tmp_path, "torch_case.py", {"scenario": "mlp", "fault": "dead", "onset": "6", "steps": "12"}, TORCH_COLLECTIONS, rules)
+    est = _estimator(
+        tmp_path,
+        "torch_case.py",
+        {"scenario": "mlp", "fault": "dead", "onset": "6", "steps": "12"},
+        TORCH_COLLECTIONS,
+        rules,
+    )
     est.fit(wait=True, logs=False)
     summary = _summary(est)
     assert len(summary) == 18
@@ -97,7 +117,15 @@ def test_xgboost_job_runs_xgboost_rules_and_report(tmp_path: Path) -> None:
     statuses = {name: s["RuleEvaluationStatus"] for name, s in _summary(est).items()}
     assert statuses["TreeDepth"] == "IssuesFound", statuses
     assert statuses["CreateXgboostReport"] == "NoIssuesFound", statuses
-    assert set(statuses) == {"TreeDepth", "FeatureImportanceOverweight", "CreateXgboostReport", "ClassImbalance", "Confusion"}
+    assert set(statuses) == {
+        "TreeDepth",
+        "FeatureImportanceOverweight",
+        "CreateXgboostReport",
+        "ClassImbalance",
+        "Confusion",
+    }
     assert not [n for n, s in statuses.items() if s not in ("IssuesFound", "NoIssuesFound")], statuses
-    report = tmp_path / "out" / est.latest_training_job.name / "rule-output" / "CreateXgboostReport" / "xgboost_report.html"
+    report = (
+        tmp_path / "out" / est.latest_training_job.name / "rule-output" / "CreateXgboostReport" / "xgboost_report.html"
+    )
     assert "data:image/png;base64," in report.read_text()

@@ -14,7 +14,7 @@ from polling import wait_until
 
 from sagemaker_debugger_ext.format import StepWriter, write_training_end
 
-CUSTOM_RULE_AWS_DOCS = '''
+CUSTOM_RULE_AWS_DOCS = """
 from sagemaker_debugger_ext.rules.rule import Rule
 
 class CustomGradientRule(Rule):
@@ -29,9 +29,9 @@ class CustomGradientRule(Rule):
             if abs_mean > self.threshold:
                 return True
         return False
-'''
+"""
 
-RAISING_RULE = '''
+RAISING_RULE = """
 from sagemaker_debugger_ext.rules import Rule
 
 class Broken(Rule):
@@ -40,22 +40,41 @@ class Broken(Rule):
 
     def invoke_at_step(self, step):
         return {}["missing_key_%d" % step]
-'''
+"""
 
 
-def _run(tmp_path: Path, trial: Path | str, name: str, params: dict[str, str], *extra: str) -> tuple[int, dict[str, Any], Path]:
+def _run(
+    tmp_path: Path, trial: Path | str, name: str, params: dict[str, str], *extra: str
+) -> tuple[int, dict[str, Any], Path]:
     pfile = tmp_path / f"{name}-params.json"
     pfile.write_text(json.dumps(params))
     out, status = tmp_path / f"{name}-out", tmp_path / f"{name}-status.json"
-    cmd = [sys.executable, "-m", "sagemaker_debugger_ext.rules", "run", "--trial-path", str(trial), "--rule-name", name,
-           "--rule-parameters-file", str(pfile), "--output-dir", str(out), "--status-file", str(status), *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sagemaker_debugger_ext.rules",
+        "run",
+        "--trial-path",
+        str(trial),
+        "--rule-name",
+        name,
+        "--rule-parameters-file",
+        str(pfile),
+        "--output-dir",
+        str(out),
+        "--status-file",
+        str(status),
+        *extra,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     return proc.returncode, json.loads(status.read_text()), out
 
 
 def test_entry_point_on_real_smdebug_run(smdebug_runs: Path, tmp_path: Path) -> None:
     """ExplodingTensor runs on the smdebug-written sample run: NoIssuesFound, report written."""
-    code, status, out = _run(tmp_path, smdebug_runs / "sample_run", "ExplodingTensor", {"rule_to_invoke": "ExplodingTensor"})
+    code, status, out = _run(
+        tmp_path, smdebug_runs / "sample_run", "ExplodingTensor", {"rule_to_invoke": "ExplodingTensor"}
+    )
     assert code == 0 and status["RuleEvaluationStatus"] == "NoIssuesFound"
     report = json.loads((out / "rule-report.json").read_text())
     assert report["StepsEvaluated"] == 8 and report["TimesFired"] == 0
@@ -64,9 +83,13 @@ def test_entry_point_on_real_smdebug_run(smdebug_runs: Path, tmp_path: Path) -> 
 
 def test_issues_found_on_real_smdebug_run_with_parameters(smdebug_runs: Path, tmp_path: Path) -> None:
     """String parameters reach the rule: a 1e3 threshold makes VanishingGradient fire at step 0."""
-    code, status, out = _run(tmp_path, smdebug_runs / "sample_run", "VG", {"rule_to_invoke": "VanishingGradient", "threshold": "1000"})
+    code, status, out = _run(
+        tmp_path, smdebug_runs / "sample_run", "VG", {"rule_to_invoke": "VanishingGradient", "threshold": "1000"}
+    )
     assert code == 0 and status["RuleEvaluationStatus"] == "IssuesFound"
-    assert status["StatusDetails"].startswith("RuleEvaluationConditionMet: Evaluation of the rule VG at step 0 resulted in the condition being met")
+    assert status["StatusDetails"].startswith(
+        "RuleEvaluationConditionMet: Evaluation of the rule VG at step 0 resulted in the condition being met"
+    )
     finding = json.loads((out / "rule-report.json").read_text())["Findings"][0]
     assert finding["step"] == 0 and finding["tensor"].startswith("gradient/") and finding["threshold"] == 1000.0
 
@@ -74,7 +97,9 @@ def test_issues_found_on_real_smdebug_run_with_parameters(smdebug_runs: Path, tm
 def test_unknown_parameter_is_error(trial_dir: Callable[..., Path], tmp_path: Path) -> None:
     """An unknown parameter gives Error naming it and the allowed ones; exit code 1."""
     trial = trial_dir({0: {"x": np.ones(3)}})
-    code, status, _ = _run(tmp_path, trial, "VanishingGradient", {"rule_to_invoke": "VanishingGradient", "treshold": "1"})
+    code, status, _ = _run(
+        tmp_path, trial, "VanishingGradient", {"rule_to_invoke": "VanishingGradient", "treshold": "1"}
+    )
     assert code == 1 and status["RuleEvaluationStatus"] == "Error"
     assert "unknown parameter 'treshold'" in status["StatusDetails"] and "threshold" in status["StatusDetails"]
 
@@ -106,15 +131,23 @@ def test_missing_custom_class_is_error(trial_dir: Callable[..., Path], tmp_path:
     """rule_to_invoke naming no class in the source is an Error listing the rule classes there."""
     src = tmp_path / "rules.py"
     src.write_text(CUSTOM_RULE_AWS_DOCS)
-    code, status, _ = _run(tmp_path, trial_dir({0: {"x": np.ones(1)}}), "R", {"source_s3_uri": str(src), "rule_to_invoke": "Nope"})
-    assert code == 1 and "'rule_to_invoke' must name a class" in status["StatusDetails"] and "CustomGradientRule" in status["StatusDetails"]
+    code, status, _ = _run(
+        tmp_path, trial_dir({0: {"x": np.ones(1)}}), "R", {"source_s3_uri": str(src), "rule_to_invoke": "Nope"}
+    )
+    assert (
+        code == 1
+        and "'rule_to_invoke' must name a class" in status["StatusDetails"]
+        and "CustomGradientRule" in status["StatusDetails"]
+    )
 
 
 def test_other_trial_parameter_becomes_other_trial(trial_dir: Callable[..., Path], tmp_path: Path) -> None:
     """other_trial_0 opens a second trial for SimilarAcrossRuns."""
     base = trial_dir({s: {"w": np.full(3, s, np.float32)} for s in range(3)})
     other = trial_dir({s: {"w": np.full(3, s if s < 1 else 9, np.float32)} for s in range(3)})
-    code, status, out = _run(tmp_path, base, "SimilarAcrossRuns", {"rule_to_invoke": "SimilarAcrossRuns", "other_trial_0": str(other)})
+    code, status, out = _run(
+        tmp_path, base, "SimilarAcrossRuns", {"rule_to_invoke": "SimilarAcrossRuns", "other_trial_0": str(other)}
+    )
     assert code == 0 and status["RuleEvaluationStatus"] == "IssuesFound"
     assert json.loads((out / "rule-report.json").read_text())["FirstFiredStep"] == 1
 
@@ -135,16 +168,38 @@ def test_live_trial_issues_found_early_and_stop_file(tmp_path: Path) -> None:
     from sagemaker_debugger_ext.format import write_collections_file
 
     trial = tmp_path / "live"
-    write_collections_file(trial, "worker_0", {"default": {"name": "default", "include_regex": [], "tensor_names": []}}, num_workers=1)
+    write_collections_file(
+        trial, "worker_0", {"default": {"name": "default", "include_regex": [], "tensor_names": []}}, num_workers=1
+    )
     for s in range(3):
         with StepWriter(trial, global_step=s, worker="worker_0") as w:
             w.write_tensor("loss", np.float32(1.0))
-    params = {"rule_to_invoke": "ExplodingTensor", "action_json": '[{\\"name\\": \\"stoptraining\\", \\"training_job_prefix\\": \\"job\\"}]'}
+    params = {
+        "rule_to_invoke": "ExplodingTensor",
+        "action_json": '[{\\"name\\": \\"stoptraining\\", \\"training_job_prefix\\": \\"job\\"}]',
+    }
     pfile, status, stop = tmp_path / "p.json", tmp_path / "status.json", tmp_path / "stop.json"
     pfile.write_text(json.dumps(params))
-    cmd = [sys.executable, "-m", "sagemaker_debugger_ext.rules", "run", "--trial-path", str(trial), "--rule-name", "Exploding",
-           "--rule-parameters-file", str(pfile), "--output-dir", str(tmp_path / "out"), "--status-file", str(status),
-           "--stop-file", str(stop), "--poll-interval", "0.05"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sagemaker_debugger_ext.rules",
+        "run",
+        "--trial-path",
+        str(trial),
+        "--rule-name",
+        "Exploding",
+        "--rule-parameters-file",
+        str(pfile),
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--status-file",
+        str(status),
+        "--stop-file",
+        str(stop),
+        "--poll-interval",
+        "0.05",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_for(lambda: _status(status) == "InProgress", "InProgress")
@@ -164,7 +219,13 @@ def test_live_trial_issues_found_early_and_stop_file(tmp_path: Path) -> None:
 
 def test_list_shows_every_builtin_with_defaults() -> None:
     """``list --json`` names all 21 built-ins with SageMaker's parameter defaults."""
-    out = subprocess.run([sys.executable, "-m", "sagemaker_debugger_ext.rules", "list", "--json"], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "sagemaker_debugger_ext.rules", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     rules = {r["name"]: r for r in json.loads(out.stdout)}
     assert len(rules) == 21
     assert {p["name"]: p["default"] for p in rules["LossNotDecreasing"]["parameters"]}["num_steps"] == "10"

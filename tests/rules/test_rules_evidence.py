@@ -77,7 +77,9 @@ def test_rules_that_saw_nothing_say_not_evaluated(tmp_path: Path) -> None:
     assert "the trial has no EVAL step" in details and "hook.set_mode(modes.EVAL)" in details
     status, details, report = _run(trial, "VanishingGradient", tmp_path)
     assert status == "NoIssuesFound" and report["StepsEvaluated"] == 1
-    assert details.startswith("Not evaluated: only 1 step(s) (0) had the data this rule needs, and the trial's saved steps end at 320.")
+    assert details.startswith(
+        "Not evaluated: only 1 step(s) (0) had the data this rule needs, and the trial's saved steps end at 320."
+    )
     assert "Collection 'gradients' saves every 500 steps" in details
     assert is_not_evaluated({"RuleEvaluationStatus": status, "StatusDetails": details})
 
@@ -93,7 +95,9 @@ def test_a_job_shorter_than_the_save_interval_is_not_evaluated(tmp_path: Path) -
     status, details, report = _run(root, "VanishingGradient", tmp_path)
     assert status == "NoIssuesFound" and report["StepsEvaluated"] == 1
     assert details.startswith("Not evaluated: only 1 step(s) (0) had the data this rule needs")
-    assert "Collection 'gradients' saves every 500 steps (saved at steps: 0) and the job's last saved step is 0" in details
+    assert (
+        "Collection 'gradients' saves every 500 steps (saved at steps: 0) and the job's last saved step is 0" in details
+    )
 
 
 def test_a_healthy_verdict_names_its_evidence(tmp_path: Path) -> None:

@@ -62,7 +62,11 @@ def _train(framework: str, scenario: str, fault: str, hps: dict[str, str], out: 
     colls = [{"CollectionName": n, "CollectionParameters": {"save_interval": "1", **({"include_regex": r} if r else {})}}
              for n, r in COLLECTIONS[framework].items()]  # fmt: skip
     config = out / "debughookconfig.json"
-    config.write_text(json.dumps({"LocalPath": str(debug), "HookParameters": {"save_interval": "1"}, "CollectionConfigurations": colls}))
+    config.write_text(
+        json.dumps(
+            {"LocalPath": str(debug), "HookParameters": {"save_interval": "1"}, "CollectionConfigurations": colls}
+        )
+    )
     argv = ["case", "--scenario", scenario, "--fault", fault, "--onset", str(ONSET), "--seed", "0"]
     for k, v in hps.items():
         argv += [f"--{k}", v]
@@ -102,7 +106,9 @@ def test_keras_verdict_equals_pytorch(runs: dict[tuple[str, str, str], Path], fi
     assert keras_rule.steps_evaluated > 0, f"{rule} evaluated nothing on Keras data"
     assert torch_rule.steps_evaluated > 0, f"{rule} evaluated nothing on PyTorch data"
     if onset is None:
-        assert (torch_step, keras_step) == (None, None), [f.message for f in (torch_rule.findings + keras_rule.findings)[:2]]
+        assert (torch_step, keras_step) == (None, None), [
+            f.message for f in (torch_rule.findings + keras_rule.findings)[:2]
+        ]
         return
     assert torch_step is not None and torch_step >= onset, torch_step
     assert keras_step is not None and keras_step >= onset, keras_step

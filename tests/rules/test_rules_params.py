@@ -18,7 +18,9 @@ DECLARED = (
 
 def test_strings_are_converted() -> None:
     """String values become floats, ints, bools and lists."""
-    got = parse_parameters(DECLARED, {"threshold": "0.5", "num_steps": "4", "only_nan": "True", "tensor_regex": "a.*, b.*"}, rule_name="R")
+    got = parse_parameters(
+        DECLARED, {"threshold": "0.5", "num_steps": "4", "only_nan": "True", "tensor_regex": "a.*, b.*"}, rule_name="R"
+    )
     assert got == {"threshold": 0.5, "num_steps": 4, "only_nan": True, "tensor_regex": ["a.*", "b.*"], "mode": None}
 
 
@@ -52,7 +54,9 @@ def test_bad_values_name_field_value_and_allowed(given: dict[str, str], fragment
 
 def test_unknown_parameter_lists_allowed() -> None:
     """An unknown name is rejected with the allowed names."""
-    with pytest.raises(RuleParameterError, match=r"unknown parameter 'treshold' \(got '1'\); allowed parameters: mode, num_steps"):
+    with pytest.raises(
+        RuleParameterError, match=r"unknown parameter 'treshold' \(got '1'\); allowed parameters: mode, num_steps"
+    ):
         parse_parameters(DECLARED, {"treshold": "1"}, rule_name="VanishingGradient")
 
 
@@ -64,7 +68,12 @@ def test_every_builtin_declares_sagemaker_defaults() -> None:
     assert defaults["VanishingGradient"] == {"threshold": 1e-7}
     assert defaults["LossNotDecreasing"]["num_steps"] == 10
     assert defaults["LossNotDecreasing"]["increase_threshold_percent"] == 5.0
-    assert defaults["WeightUpdateRatio"] == {"num_steps": None, "large_threshold": 10.0, "small_threshold": 1e-8, "epsilon": 1e-9}
+    assert defaults["WeightUpdateRatio"] == {
+        "num_steps": None,
+        "large_threshold": 10.0,
+        "small_threshold": 1e-8,
+        "epsilon": 1e-9,
+    }
     assert defaults["ClassImbalance"]["samples"] == 500
     assert defaults["DeadRelu"]["tensor_regex"] == [".*relu_output"]
     assert defaults["SaturatedActivation"]["threshold_sigmoid_max"] == 16.99999

@@ -38,7 +38,9 @@ def _xgb_steps(val_from: int, rounds: int = 12) -> tuple[dict[int, Any], dict[in
 
 
 @pytest.mark.parametrize("collections", [HOOK_COLLECTIONS, CONTAINER_COLLECTIONS], ids=["hook", "container"])
-def test_overfit_compares_xgboost_train_and_validation_metrics(make_trial: Callable[..., Any], fires: Callable[..., Any], collections: dict[str, list[str]]) -> None:
+def test_overfit_compares_xgboost_train_and_validation_metrics(
+    make_trial: Callable[..., Any], fires: Callable[..., Any], collections: dict[str, list[str]]
+) -> None:
     """GLOBAL-only XGBoost trials: validation-logloss vs train-logloss per round (was: 0 steps evaluated)."""
     steps, modes = _xgb_steps(val_from=4)
     rule = Overfit(make_trial(steps, modes=modes, collections=collections))
@@ -47,14 +49,19 @@ def test_overfit_compares_xgboost_train_and_validation_metrics(make_trial: Calla
     assert rule.steps_evaluated == 6  # rounds 0-5; fires() stops at the first firing
     assert all(f.tensor == "validation-logloss" for f in rule.findings)
     healthy = list(range(12))
-    steps = {s: {"train-logloss": np.float64(0.6 - 0.03 * s), "validation-logloss": np.float64(0.61 - 0.03 * s)} for s in healthy}
+    steps = {
+        s: {"train-logloss": np.float64(0.6 - 0.03 * s), "validation-logloss": np.float64(0.61 - 0.03 * s)}
+        for s in healthy
+    }
     quiet = Overfit(make_trial(steps, modes={s: (ModeKeys.GLOBAL, s) for s in healthy}, collections=collections))
     assert fires(quiet) is None
     assert quiet.steps_evaluated == 12
 
 
 @pytest.mark.parametrize("collections", [HOOK_COLLECTIONS, CONTAINER_COLLECTIONS], ids=["hook", "container"])
-def test_overtraining_on_xgboost_validation_metric(make_trial: Callable[..., Any], fires: Callable[..., Any], collections: dict[str, list[str]]) -> None:
+def test_overtraining_on_xgboost_validation_metric(
+    make_trial: Callable[..., Any], fires: Callable[..., Any], collections: dict[str, list[str]]
+) -> None:
     """The validation logloss stops improving at round 4: fires patience_validation rounds later."""
     steps, modes = _xgb_steps(val_from=4)
     rule = Overtraining(make_trial(steps, modes=modes, collections=collections), patience_validation="3")
@@ -71,10 +78,21 @@ def test_xgboost_hook_data_is_evaluated(tmp_path: Path, fires: Callable[..., Any
     rng = np.random.default_rng(0)
     x = rng.standard_normal((300, 5))
     y = (x[:, 0] + rng.standard_normal(300) > 0).astype(np.float64)
-    hook = smd.Hook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=1), include_collections=["losses", "metrics"])
+    hook = smd.Hook(
+        out_dir=str(tmp_path / "out"),
+        save_config=smd.SaveConfig(save_interval=1),
+        include_collections=["losses", "metrics"],
+    )
     dtrain, dval = xgb.DMatrix(x[:200], label=y[:200]), xgb.DMatrix(x[200:], label=y[200:])
     params = {"objective": "binary:logistic", "max_depth": 6, "eta": 0.5, "nthread": 1, "seed": 0}
-    xgb.train(params, dtrain, num_boost_round=10, evals=[(dtrain, "train"), (dval, "validation")], callbacks=[hook], verbose_eval=False)
+    xgb.train(
+        params,
+        dtrain,
+        num_boost_round=10,
+        evals=[(dtrain, "train"), (dval, "validation")],
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
     trial = create_trial(str(tmp_path / "out"))
     overfit = Overfit(trial)
@@ -100,7 +118,9 @@ def test_unchanged_tensor_ignores_eval_steps(make_trial: Callable[..., Any], fir
     assert fires(UnchangedTensor(make_trial(frozen, modes=modes), tensor_regex=".*weight")) == 63
 
 
-def test_loss_not_decreasing_same_verdict_live_and_offline(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+def test_loss_not_decreasing_same_verdict_live_and_offline(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
     """A flat TRAIN loss, then later EVAL passes with falling losses. The data a live rule sees at
     step 12 and the finished data give the same verdict (was: TRAIN live, EVAL offline)."""
     steps, modes = {}, {}
@@ -116,13 +136,22 @@ def test_loss_not_decreasing_same_verdict_live_and_offline(make_trial: Callable[
 
 
 def _run(trial_dir: Path, tmp_path: Path, rule: str, params: dict[str, str]) -> Any:
-    req = RunRequest(trial_path=str(trial_dir), rule_name=rule, parameters={"rule_to_invoke": rule, **params}, output_dir=tmp_path / "out" / rule, poll_interval=0.05)
+    req = RunRequest(
+        trial_path=str(trial_dir),
+        rule_name=rule,
+        parameters={"rule_to_invoke": rule, **params},
+        output_dir=tmp_path / "out" / rule,
+        poll_interval=0.05,
+    )
     return run_rule(req)
 
 
 def test_tensor_variance_at_defaults_says_what_to_set(trial_dir: Callable[..., Path], tmp_path: Path) -> None:
     """rule_configs.tensor_variance() (no parameters) ends NoIssuesFound naming what to set (was: Error)."""
-    root = trial_dir({s: {"Net_fc1.weight": np.arange(9, dtype=np.float32).reshape(3, 3) * s} for s in range(3)}, collections={"weights": [".*weight"]})
+    root = trial_dir(
+        {s: {"Net_fc1.weight": np.arange(9, dtype=np.float32).reshape(3, 3) * s} for s in range(3)},
+        collections={"weights": [".*weight"]},
+    )
     outcome = _run(root, tmp_path, "TensorVariance", {})
     assert outcome.status is EvaluationStatus.NO_ISSUES_FOUND
     assert "max_threshold" in outcome.details and "collection_names" in outcome.details
@@ -130,7 +159,9 @@ def test_tensor_variance_at_defaults_says_what_to_set(trial_dir: Callable[..., P
     assert fired.status is EvaluationStatus.ISSUES_FOUND
 
 
-def test_check_input_images_default_regex_names_the_pytorch_input(trial_dir: Callable[..., Path], tmp_path: Path) -> None:
+def test_check_input_images_default_regex_names_the_pytorch_input(
+    trial_dir: Callable[..., Path], tmp_path: Path
+) -> None:
     """At defaults (MXNet's input name) a PyTorch trial's details say which regex to set; with it, the rule judges."""
     imgs = np.random.default_rng(0).uniform(0, 1, (256, 3, 4, 4)).astype(np.float32)
     root = trial_dir({s: {"Net_input_0": imgs} for s in range(3)}, collections={"input_image": [".*Net_input_0"]})

@@ -34,11 +34,18 @@ def test_recommended_rule_is_a_sagemaker_rule_with_the_preset() -> None:
         recommended_rule_parameters("Nope")
 
 
-def test_confusion_judges_an_evaluation_pass_as_one_matrix(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+def test_confusion_judges_an_evaluation_pass_as_one_matrix(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
     """Two EVAL batches, each skewed, together balanced: quiet at min_diag 0.5; TRAIN steps skipped with mode=EVAL."""
     y = np.array([0, 1] * 10)
     half_wrong = np.where(np.arange(20) < 10, y, 1 - y)  # batch alone: diagonal 0.5
-    steps = {0: {"labels": y, "predictions": 1 - y}, 1: {"labels": y, "predictions": y}, 2: {"labels": y, "predictions": half_wrong}, 3: {"labels": y, "predictions": y}}
+    steps = {
+        0: {"labels": y, "predictions": 1 - y},
+        1: {"labels": y, "predictions": y},
+        2: {"labels": y, "predictions": half_wrong},
+        3: {"labels": y, "predictions": y},
+    }
     modes = {0: (ModeKeys.TRAIN, 0), 1: (ModeKeys.EVAL, 0), 2: (ModeKeys.EVAL, 1), 3: (ModeKeys.TRAIN, 1)}
     trial = make_trial(steps, modes=modes)
     assert fires(Confusion(trial, mode="EVAL", min_diag="0.6", max_off_diag="0.4")) is None

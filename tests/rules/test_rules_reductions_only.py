@@ -22,7 +22,9 @@ def _train(out: Path, lr: float, abs_mean: bool = True) -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     opt = torch.optim.SGD(model.parameters(), lr=lr)
-    reductions = smd.ReductionConfig(reductions=["max", "min"], norms=["l2"], abs_reductions=["mean"] if abs_mean else [])
+    reductions = smd.ReductionConfig(
+        reductions=["max", "min"], norms=["l2"], abs_reductions=["mean"] if abs_mean else []
+    )
     hook = smd.Hook(out_dir=str(out), save_config=smd.SaveConfig(save_interval=1), reduction_config=reductions,
                     include_collections=["weights", "gradients"])  # fmt: skip
     hook.register_module(model)
@@ -79,7 +81,9 @@ def test_vanishing_gradient_uses_the_abs_mean_reduction(trials: dict[str, Path])
     ("no_abs_mean", "VanishingGradient", "abs_reductions=['mean']"),
     ("healthy", "WeightUpdateRatio", "needs whole tensors"),
 ])  # fmt: skip
-def test_rules_without_usable_data_say_so_with_error(trials: dict[str, Path], trial: str, rule: str, needs: str) -> None:
+def test_rules_without_usable_data_say_so_with_error(
+    trials: dict[str, Path], trial: str, rule: str, needs: str
+) -> None:
     result = _run(trials[trial], rule)
     assert result["RuleEvaluationStatus"] == "Error", result
     details = result["StatusDetails"]

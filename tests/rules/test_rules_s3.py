@@ -11,7 +11,7 @@ import pytest
 
 from sagemaker_debugger_ext.rules import EvaluationStatus, RunRequest, run_rule
 
-RULE_SRC = '''
+RULE_SRC = """
 from sagemaker_debugger_ext.rules import Rule
 
 class LossAbove(Rule):
@@ -22,7 +22,7 @@ class LossAbove(Rule):
     def invoke_at_step(self, step):
         t = self.base_trial.tensor("CrossEntropyLoss_output_0")
         return step in t.steps() and float(t.value(step)) > self.limit
-'''
+"""
 
 
 @pytest.fixture
@@ -52,7 +52,10 @@ def test_builtin_rule_on_s3_trial(bucket: str, tmp_path: Path) -> None:
     outcome = run_rule(req)
     assert outcome.status in (EvaluationStatus.ISSUES_FOUND, EvaluationStatus.NO_ISSUES_FOUND), outcome.details
     report = json.loads((tmp_path / "out" / "rule-report.json").read_text())
-    assert report["StepsEvaluated"] >= 4 and json.loads((tmp_path / "status.json").read_text())["RuleEvaluationStatus"] == outcome.status.value
+    assert (
+        report["StepsEvaluated"] >= 4
+        and json.loads((tmp_path / "status.json").read_text())["RuleEvaluationStatus"] == outcome.status.value
+    )
 
 
 def test_custom_rule_source_from_s3(bucket: str, tmp_path: Path) -> None:
@@ -60,7 +63,11 @@ def test_custom_rule_source_from_s3(bucket: str, tmp_path: Path) -> None:
     req = RunRequest(
         trial_path=f"s3://{bucket}/job/debug-output",
         rule_name="LossAbove",
-        parameters={"source_s3_uri": f"s3://{bucket}/rules/loss_above.py", "rule_to_invoke": "LossAbove", "limit": "0.01"},
+        parameters={
+            "source_s3_uri": f"s3://{bucket}/rules/loss_above.py",
+            "rule_to_invoke": "LossAbove",
+            "limit": "0.01",
+        },
         output_dir=tmp_path / "out",
     )
     outcome = run_rule(req)

@@ -29,7 +29,11 @@ x = rng.normal(size=(32, 8)).astype("float32")
 y = (x[:, :2] > 0).astype("float32")
 tf.random.set_seed(0)
 model = keras.Sequential(
-    [keras.Input(shape=(8,)), keras.layers.Dense(4, activation="relu", name="dense"), keras.layers.Dense(2, name="dense_1")]
+    [
+        keras.Input(shape=(8,)),
+        keras.layers.Dense(4, activation="relu", name="dense"),
+        keras.layers.Dense(2, name="dense_1"),
+    ]
 )
 hook = smd.KerasHook(
     out_dir=out_dir,
@@ -57,8 +61,12 @@ for name in sorted(trial.tensor_names()):
             steps[mode_name] = [int(s) for s in ms]
     first = t.steps()[0]
     value = np.asarray(t.value(first))
-    result["tensors"][name] = {"steps": steps, "global_steps": [int(s) for s in t.steps()],
-                               "shape": list(value.shape), "dtype": str(value.dtype)}
+    result["tensors"][name] = {
+        "steps": steps,
+        "global_steps": [int(s) for s in t.steps()],
+        "shape": list(value.shape),
+        "dtype": str(value.dtype),
+    }
 if len(sys.argv) > 3:
     with open(sys.argv[3], "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)

@@ -58,8 +58,16 @@ def mlp_run(tf, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                                               "inputs", "outputs"])  # fmt: skip
     model.compile(optimizer=keras.optimizers.SGD(learning_rate=LR), loss="mse", metrics=["mae"])
     rec = Recorder(keras, model)
-    model.fit(x, y, batch_size=8, epochs=1, validation_data=(x[:16], y[:16]), callbacks=[hook, rec.callback], verbose=0,
-              shuffle=False)
+    model.fit(
+        x,
+        y,
+        batch_size=8,
+        epochs=1,
+        validation_data=(x[:16], y[:16]),
+        callbacks=[hook, rec.callback],
+        verbose=0,
+        shuffle=False,
+    )
     predicted = model.predict(x[:8], batch_size=8, callbacks=[hook], verbose=0)
     hidden = keras.Model(model.inputs[0], model.get_layer("hidden").output)(x[:8]).numpy()
     hook.close()
@@ -69,7 +77,10 @@ def mlp_run(tf, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_mlp_names_and_shapes(mlp_run: dict[str, Any]) -> None:
     trial = create_trial(str(mlp_run["out"]))
     model = mlp_run["model"]
-    assert trial.tensor_names(collection="weights") == ["hidden/weights/hidden/kernel:0", "logits/weights/logits/kernel:0"]
+    assert trial.tensor_names(collection="weights") == [
+        "hidden/weights/hidden/kernel:0",
+        "logits/weights/logits/kernel:0",
+    ]
     assert trial.tensor_names(collection="biases") == ["hidden/weights/hidden/bias:0", "logits/weights/logits/bias:0"]
     assert trial.tensor_names(collection="gradients") == sorted(
         f"gradients/{v.path.split('/', 1)[1]}Grad" for v in model.trainable_weights
@@ -77,7 +88,12 @@ def test_mlp_names_and_shapes(mlp_run: dict[str, Any]) -> None:
     assert set(trial.tensor_names(collection="losses")) == {"loss", "val_loss"}
     assert {"mae", "batch", "val_mae"} <= set(trial.tensor_names(collection="metrics"))
     assert set(trial.tensor_names(collection="optimizer_variables")) == {"SGD/iteration:0", "SGD/learning_rate:0"}
-    assert set(trial.tensor_names(collection="layers")) == {"hidden/inputs", "hidden/outputs", "logits/inputs", "logits/outputs"}
+    assert set(trial.tensor_names(collection="layers")) == {
+        "hidden/inputs",
+        "hidden/outputs",
+        "logits/inputs",
+        "logits/outputs",
+    }
     assert trial.tensor_names(collection="inputs") == ["inputs"]
     assert set(trial.tensor_names(collection="outputs")) == {"labels", "predictions"}
     assert trial.tensor("hidden/weights/hidden/kernel:0").value(0).shape == (6, 5)
@@ -111,14 +127,20 @@ def test_mlp_values_equal_the_model(mlp_run: dict[str, Any]) -> None:
             saved = trial.tensor(f"{layer}/weights/{layer}/{var}:0").value(step, mode=modes.TRAIN)
             np.testing.assert_allclose(saved, rec.after[step][path], rtol=1e-6)
             grad = trial.tensor(f"gradients/{layer}/{var}Grad").value(step, mode=modes.TRAIN)
-            np.testing.assert_allclose(grad, (rec.before[step][path] - rec.after[step][path]) / LR, rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(
+                grad, (rec.before[step][path] - rec.after[step][path]) / LR, rtol=1e-4, atol=1e-6
+            )
         np.testing.assert_allclose(trial.tensor("loss").value(step, mode=modes.TRAIN), [rec.losses[step]], rtol=1e-6)
         np.testing.assert_allclose(trial.tensor("inputs").value(step, mode=modes.TRAIN),
                                    mlp_run["x"][8 * step: 8 * step + 8])  # fmt: skip
         np.testing.assert_allclose(trial.tensor("labels").value(step, mode=modes.TRAIN),
                                    mlp_run["y"][8 * step: 8 * step + 8])  # fmt: skip
-    np.testing.assert_allclose(trial.tensor("predictions").value(0, mode=modes.PREDICT), mlp_run["predicted"], rtol=1e-5)
-    np.testing.assert_allclose(trial.tensor("hidden/outputs").value(0, mode=modes.PREDICT), mlp_run["hidden"], rtol=1e-5)
+    np.testing.assert_allclose(
+        trial.tensor("predictions").value(0, mode=modes.PREDICT), mlp_run["predicted"], rtol=1e-5
+    )
+    np.testing.assert_allclose(
+        trial.tensor("hidden/outputs").value(0, mode=modes.PREDICT), mlp_run["hidden"], rtol=1e-5
+    )
     np.testing.assert_allclose(trial.tensor("hidden/inputs").value(0, mode=modes.PREDICT), mlp_run["x"][:8])
 
 

@@ -52,7 +52,9 @@ def test_sdk_tensorflow_estimator_diverging_keras_script_is_stopped(tf, tmp_path
     desc = est.latest_training_job.describe()
     log = _log("keras-nan-job")
     assert desc["TrainingJobStatus"] == "Stopped", (desc.get("FailureReason"), log[-3000:])
-    summary = {s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()}
+    summary = {
+        s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()
+    }
     assert summary == {"ExplodingTensor": "IssuesFound"}
     assert est.latest_job_debugger_artifacts_path() == f"{out}/keras-nan-job/debug-output"
     assert "model_dir=" in log and "hook=<KerasHook" in log
@@ -107,7 +109,9 @@ def test_sdk_tensorflow_two_instances_multi_worker_mirrored_is_stopped(tf, tmp_p
     paths = LocalTrainingClient().store.paths("keras-mwms-job")
     logs = {host: paths.host_log(host).read_text() for host in ("algo-1", "algo-2")}
     assert desc["TrainingJobStatus"] == "Stopped", (desc.get("FailureReason"), logs)
-    summary = {s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()}
+    summary = {
+        s["RuleConfigurationName"]: s["RuleEvaluationStatus"] for s in est.latest_training_job.rule_job_summary()
+    }
     assert summary == {"ExplodingTensor": "IssuesFound"}
     for index, host in enumerate(("algo-1", "algo-2")):
         task = next(line for line in logs[host].splitlines() if line.startswith("tf_config_task="))

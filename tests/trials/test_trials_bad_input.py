@@ -77,7 +77,10 @@ def test_garbage_payload(trial_dir: Path) -> None:
     entry = index["tensor_payload"][1]
     _patch(trial_dir / EVENT, entry["start_idx"] + 12, b"\xff" * 6)
     with pytest.raises(DebuggerExtError):
-        create_trial(trial_dir, **FAST, ).tensor("b").value(0)
+        create_trial(
+            trial_dir,
+            **FAST,
+        ).tensor("b").value(0)
 
 
 def test_unknown_dtype_in_record(trial_dir: Path) -> None:

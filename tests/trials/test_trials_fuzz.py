@@ -60,7 +60,8 @@ def _hook_run(folder: Path) -> Files:
     )
     hook.get_collection("r").include("^r")
     hook.get_collection("r").reduction_config = ReductionConfig(
-        reductions=["max", "mean"], abs_reductions=["min"], norms=["l2"], save_raw_tensor=True)
+        reductions=["max", "mean"], abs_reductions=["min"], norms=["l2"], save_raw_tensor=True
+    )
     for mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
         hook.set_mode(mode)
         for i in range(3):
@@ -138,7 +139,11 @@ def _alarm(signum: int, frame: Any) -> None:
 
 
 def classify(
-    expected: dict[Key, Any], files: Files, kind: str, affected: Callable[[Key], bool], index_changed: bool,
+    expected: dict[Key, Any],
+    files: Files,
+    kind: str,
+    affected: Callable[[Key], bool],
+    index_changed: bool,
     folder: Path | None = None,
 ) -> str:
     """Read the mutated run; return the outcome class or raise AssertionError for a wrong value."""
@@ -230,7 +235,7 @@ def _record_locations(files: Files, changed: set[tuple[str, int]]) -> set[Key]:
                 continue
             name = entry["tensorname"]
             if name.startswith("smdebug/reductions/"):
-                op, _, tensor = name[len("smdebug/reductions/"):].partition("/")
+                op, _, tensor = name[len("smdebug/reductions/") :].partition("/")
                 is_abs = op.startswith("abs_")
                 out.add((f"reduction:{op[4:] if is_abs else op}:{is_abs}", tensor, step, worker))
             else:

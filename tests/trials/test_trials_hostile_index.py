@@ -45,7 +45,9 @@ def _edit_index(trial: Path, key: str, change) -> None:
     (trial / key).write_text(json.dumps(doc))
 
 
-@pytest.mark.parametrize("field, value", [("length", 2**40), ("length", 2**62), ("start_idx", 2**64), ("start_idx", 2**40)])
+@pytest.mark.parametrize(
+    "field, value", [("length", 2**40), ("length", 2**62), ("start_idx", 2**64), ("start_idx", 2**40)]
+)
 def test_huge_declared_sizes_are_refused(trial_dir: Path, field: str, value: int) -> None:
     """Item 1: 2**40 lengths reached os.pread (MemoryError), 2**64 offsets OverflowError."""
     _edit_index(trial_dir, INDEX, lambda d: d["tensor_payload"][0].__setitem__(field, value))
@@ -57,7 +59,9 @@ def test_length_past_end_of_file_names_file_and_entry(trial_dir: Path) -> None:
     """Item 1: a length within the ceiling but past the real file end is refused before reading."""
     size = (trial_dir / EVENT).stat().st_size
     _edit_index(trial_dir, INDEX, lambda d: d["tensor_payload"][0].__setitem__("length", 10 * 2**20 + size))
-    with pytest.raises(TruncatedRecordError, match=rf"000000000001_worker_0.tfevents is truncated.*offset 0.*\({size} bytes\)"):
+    with pytest.raises(
+        TruncatedRecordError, match=rf"000000000001_worker_0.tfevents is truncated.*offset 0.*\({size} bytes\)"
+    ):
         create_trial(trial_dir, **FAST).tensor("a").value(1)
 
 
@@ -140,8 +144,11 @@ def test_stray_index_claiming_another_mode_step_is_detected(trial_dir: Path) -> 
 
 def test_index_pointing_at_another_steps_event_file_is_refused(trial_dir: Path) -> None:
     """Item 3: an index may only point into its own step's event file."""
-    _edit_index(trial_dir, INDEX, lambda d: d["meta"].__setitem__(
-        "event_file_name", "events/000000000000/000000000000_worker_0.tfevents"))
+    _edit_index(
+        trial_dir,
+        INDEX,
+        lambda d: d["meta"].__setitem__("event_file_name", "events/000000000000/000000000000_worker_0.tfevents"),
+    )
     with pytest.raises(IndexReaderException, match="must be 'events/000000000001/000000000001_worker_0.tfevents'"):
         create_trial(trial_dir, **FAST).tensor("a").value(1)
 
@@ -231,6 +238,8 @@ def test_s3_ranged_reads_check_the_real_size(trial_dir: Path, length: int, start
             if p.is_file():
                 client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
         trial = create_trial("s3://bkt/run", **FAST)
-        with pytest.raises(TruncatedRecordError, match=r"s3://bkt/run/events/000000000001/000000000001_worker_0.tfevents is truncated"):
+        with pytest.raises(
+            TruncatedRecordError, match=r"s3://bkt/run/events/000000000001/000000000001_worker_0.tfevents is truncated"
+        ):
             trial.tensor("a").value(1)
         np.testing.assert_array_equal(trial.tensor("a").value(0), np.arange(4))

@@ -30,7 +30,9 @@ FAST = {"poll_interval_s": 0.01, "wait_timeout_s": 2.0}
 
 def _step(root: Path, step: int, worker: str = "worker_0", mode: ModeKeys = ModeKeys.TRAIN,
           mode_step: int | None = None, value: float | None = None) -> None:  # fmt: skip
-    with StepWriter(root, global_step=step, worker=worker, mode=mode, mode_step=step if mode_step is None else mode_step) as w:
+    with StepWriter(
+        root, global_step=step, worker=worker, mode=mode, mode_step=step if mode_step is None else mode_step
+    ) as w:
         w.write_tensor("w", np.full((2, 2), step if value is None else value, np.float32))
         w.write_tensor("loss", np.float32(step) / 10)
 

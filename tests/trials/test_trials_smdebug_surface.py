@@ -79,7 +79,7 @@ def test_local_trial_and_reader(tmp_path: Path) -> None:
         fw.name()
     fw.write_tensor(tdata=np.arange(4), tname="x", mode=ModeKeys.EVAL, mode_step=2, timestamp=123.5)
     fw.close()
-    (name, step, value, mode, mode_step), = FileReader(fw.name()).read_tensors()
+    ((name, step, value, mode, mode_step),) = FileReader(fw.name()).read_tensors()
     assert (name, step, value.tolist(), mode, mode_step) == ("x", 5, [0, 1, 2, 3], ModeKeys.EVAL, 2)
     assert FileReader(fw.name()).read_events(regex_list=["x"])[0]["timestamp"] == 123.5
 

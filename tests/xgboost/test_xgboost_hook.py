@@ -26,8 +26,15 @@ def _data() -> tuple[xgb.DMatrix, xgb.DMatrix]:
 def _train(hook: smx.Hook, rounds: int) -> tuple[xgb.Booster, dict]:
     dtrain, dvalid = _data()
     evals: dict = {}
-    booster = xgb.train(PARAMS, dtrain, num_boost_round=rounds, evals=[(dtrain, "train"), (dvalid, "validation")],
-                        evals_result=evals, callbacks=[hook], verbose_eval=False)
+    booster = xgb.train(
+        PARAMS,
+        dtrain,
+        num_boost_round=rounds,
+        evals=[(dtrain, "train"), (dvalid, "validation")],
+        evals_result=evals,
+        callbacks=[hook],
+        verbose_eval=False,
+    )
     hook.close()
     return booster, evals
 
@@ -36,8 +43,11 @@ def test_all_collections_saved_with_right_values(tmp_path: Path) -> None:
     """Each due iteration has metrics, importances, labels, predictions, trees and hyperparameters."""
     _, dvalid = _data()
     hook = smx.Hook(
-        out_dir=tmp_path, save_config=smx.SaveConfig(save_interval=3), validation_data=dvalid,
-        hyperparameters=PARAMS, context=TrainingContext(),
+        out_dir=tmp_path,
+        save_config=smx.SaveConfig(save_interval=3),
+        validation_data=dvalid,
+        hyperparameters=PARAMS,
+        context=TrainingContext(),
         include_collections=["metrics", "feature_importance", "predictions", "labels", "trees", "hyperparameters"],
     )
     booster, evals = _train(hook, 7)
@@ -49,7 +59,8 @@ def test_all_collections_saved_with_right_values(tmp_path: Path) -> None:
         assert float(value("validation-rmse", step).reshape(-1)[0]) == pytest.approx(evals["validation"]["rmse"][step])
         np.testing.assert_allclose(value("labels", step), dvalid.get_label())
         np.testing.assert_allclose(
-            value("predictions", step), booster.predict(dvalid, iteration_range=(0, step + 1)), rtol=1e-6)
+            value("predictions", step), booster.predict(dvalid, iteration_range=(0, step + 1)), rtol=1e-6
+        )
         for itype in ("weight", "gain", "cover", "total_gain", "total_cover"):
             names = trial.tensor_names(regex=f"^feature_importance/{itype}/", step=step)
             assert names
@@ -73,10 +84,14 @@ def test_default_interval_is_ten_and_metrics_only(tmp_path: Path) -> None:
 def test_create_from_json_file_keeps_interval_ten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """From SageMaker's JSON, listed collections without parameters keep XGBoost's interval of 10."""
     cfg = tmp_path / "hook.json"
-    cfg.write_text(json.dumps({
-        "LocalPath": str(tmp_path / "run"),
-        "CollectionConfigurations": [{"CollectionName": "metrics"}, {"CollectionName": "feature_importance"}],
-    }))
+    cfg.write_text(
+        json.dumps(
+            {
+                "LocalPath": str(tmp_path / "run"),
+                "CollectionConfigurations": [{"CollectionName": "metrics"}, {"CollectionName": "feature_importance"}],
+            }
+        )
+    )
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
     monkeypatch.delenv("TRAINING_JOB_NAME", raising=False)
     hook = smx.create_from_json_file()
@@ -140,12 +155,22 @@ def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path)
     import subprocess
 
     _, dvalid = _data()
-    hook = smx.Hook(out_dir=tmp_path, save_config=smx.SaveConfig(save_interval=2), validation_data=dvalid,
-                    context=TrainingContext(),
-                    include_collections=["metrics", "feature_importance", "predictions", "labels", "trees"])
+    hook = smx.Hook(
+        out_dir=tmp_path,
+        save_config=smx.SaveConfig(save_interval=2),
+        validation_data=dvalid,
+        context=TrainingContext(),
+        include_collections=["metrics", "feature_importance", "predictions", "labels", "trees"],
+    )
     _train(hook, 3)
-    proc = subprocess.run([str(smdebug_python), "-c", SMDEBUG_READER, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)
+    proc = subprocess.run(
+        [str(smdebug_python), "-c", SMDEBUG_READER, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     assert got["steps"] == [0, 2]
@@ -163,10 +188,16 @@ def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path)
 def test_losses_collection_holds_loss_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """rule_configs.loss_not_decreasing()'s bare 'losses' collection is valid for XGBoost and holds loss metrics."""
     cfg = tmp_path / "hook.json"
-    cfg.write_text(json.dumps({
-        "LocalPath": str(tmp_path / "run"),
-        "CollectionConfigurations": [{"CollectionName": "losses", "CollectionParameters": {"save_interval": "1"}}],
-    }))
+    cfg.write_text(
+        json.dumps(
+            {
+                "LocalPath": str(tmp_path / "run"),
+                "CollectionConfigurations": [
+                    {"CollectionName": "losses", "CollectionParameters": {"save_interval": "1"}}
+                ],
+            }
+        )
+    )
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
     monkeypatch.delenv("TRAINING_JOB_NAME", raising=False)
     hook = smx.create_from_json_file()

@@ -54,7 +54,9 @@ def test_average_and_full_shap_names_shapes_and_values(tmp_path: Path) -> None:
             np.testing.assert_allclose(full, expected, rtol=1e-5, atol=1e-6)
             average = trial.tensor(f"average_shap/{name}").value(step)
             assert average.shape == (1,)  # as smdebug's own test_hook_shap asserts
-            assert float(np.asarray(average).reshape(-1)[0]) == pytest.approx(float(expected[:, index].mean()), abs=1e-5)
+            assert float(np.asarray(average).reshape(-1)[0]) == pytest.approx(
+                float(expected[:, index].mean()), abs=1e-5
+            )
     full = trial.tensor("full_shap/f0").value(4)  # the census notebook's use: the rows sum to the margin
     np.testing.assert_allclose(full.sum(axis=1), booster.predict(dtrain, output_margin=True), rtol=1e-4, atol=1e-4)
 
@@ -67,7 +69,9 @@ def test_bias_saved_only_with_all_and_named_features_kept(tmp_path: Path) -> Non
     booster = _train({"objective": "binary:logistic", "max_depth": 2, "seed": 0}, dtrain, hook, 2)
     trial = create_trial(str(tmp_path))
     shap_names = set(trial.tensor_names(regex="shap/"))
-    assert shap_names == {f"{k}/{f}" for k in ("average_shap", "full_shap") for f in ("age", "hours", "gain", "loss", "bias")}
+    assert shap_names == {
+        f"{k}/{f}" for k in ("average_shap", "full_shap") for f in ("age", "hours", "gain", "loss", "bias")
+    }
     expected = _contribs(booster, dtrain, 1)
     bias = float(np.asarray(trial.tensor("average_shap/bias").value(1)).reshape(-1)[0])
     assert bias == pytest.approx(float(expected[:, -1].mean()), abs=1e-6)
@@ -148,7 +152,9 @@ def test_differential_smdebug_reads_the_same_shap(tmp_path: Path) -> None:
     ours = {
         "names": sorted(trial.tensor_names()),
         "steps": trial.steps(),
-        "avg_f1": {str(s): float(np.asarray(trial.tensor("average_shap/f1").value(s)).reshape(-1)[0]) for s in trial.steps()},
+        "avg_f1": {
+            str(s): float(np.asarray(trial.tensor("average_shap/f1").value(s)).reshape(-1)[0]) for s in trial.steps()
+        },
         "full_f0_shape": list(trial.tensor("full_shap/f0").value(last).shape),
         "scalar_shapes": [list(trial.tensor(n).value(0).shape) for n in ("average_shap/f1", "train-logloss")],
         "full_f0_sum": float(trial.tensor("full_shap/f0").value(last).sum()),

@@ -38,7 +38,9 @@ MXNET_BUILTIN_REGEXES: dict[str, list[str]] = {
     CollectionKeys.LOSSES: [".*loss._(?!input).*output"],
 }
 # Collections whose tensors the model block's own hooks give (no hook on every child needed).
-_TOP_LEVEL_ONLY = frozenset({CollectionKeys.WEIGHTS, CollectionKeys.BIASES, CollectionKeys.GRADIENTS, CollectionKeys.LOSSES})
+_TOP_LEVEL_ONLY = frozenset(
+    {CollectionKeys.WEIGHTS, CollectionKeys.BIASES, CollectionKeys.GRADIENTS, CollectionKeys.LOSSES}
+)
 
 
 class Hook(BaseHook):

@@ -53,6 +53,7 @@ __all__ = ["ShardedParams", "adopt_process_group", "on_first_step"]
 
 _LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
 
+
 def is_sharded(param: torch.Tensor) -> bool:
     """Whether ``param`` is a DTensor (a shard of a larger logical tensor)."""
     dtensor = sys.modules.get("torch.distributed.tensor")
@@ -70,7 +71,8 @@ def on_first_step(hook: Hook) -> None:
         _LOG.warning(
             "parameters %s were replaced after register_module() (by fully_shard, an FSDP1 wrapper or "
             "an assignment): the hook would save their old values; register the model after wrapping or "
-            "sharding it", ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""),
+            "sharding it",
+            ", ".join(stale[:5]) + (f" and {len(stale) - 5} more" if len(stale) > 5 else ""),
         )
 
 
@@ -105,7 +107,9 @@ class ShardedParams:
     # registered FSDP1 wrappers -> the (cleaned) names of their parameters, known after the first gather
     fsdp1: dict[torch.nn.Module, tuple[str, ...] | None] = attrs.field(factory=dict)
 
-    def add(self, model: torch.nn.Module, named: list[tuple[str, torch.nn.Parameter]]) -> list[tuple[str, torch.nn.Parameter]]:
+    def add(
+        self, model: torch.nn.Module, named: list[tuple[str, torch.nn.Parameter]]
+    ) -> list[tuple[str, torch.nn.Parameter]]:
         """Keep ``named``'s sharded parameters; return the others (saved as usual)."""
         if _is_fsdp1(model):
             self.fsdp1[model] = None
@@ -114,7 +118,9 @@ class ShardedParams:
         if not sharded:
             return named
         for module in model.modules():
-            own = [(attr, sharded[id(p)]) for attr, p in module._parameters.items() if p is not None and id(p) in sharded]
+            own = [
+                (attr, sharded[id(p)]) for attr, p in module._parameters.items() if p is not None and id(p) in sharded
+            ]
             if own:
                 self.owners.setdefault(module, []).extend(own)
         self.params.extend((name, p) for name, p in named if id(p) in sharded)
@@ -152,7 +158,9 @@ class ShardedParams:
             self.save_gathered(hook, due)
         if hook._due and hook.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT) and not hook._own_backward:
             own_due = hook._due
-            self.attach_gradients(hook, lambda g: any(c in own_due and c.matches(g) for c in hook._to_save), hook._handles)
+            self.attach_gradients(
+                hook, lambda g: any(c in own_due and c.matches(g) for c in hook._to_save), hook._handles
+            )
 
     def attach_gradients(self, hook: Hook, wanted: Callable[[str], bool], handles: list[Any]) -> None:
         """Save the local unsharded gradients of the parameters ``wanted`` (a gradient name test)

@@ -262,7 +262,9 @@ class Hook(BaseHook):
             if inputs or outputs:
                 forward.append((mod, self._forward_callback(name, inputs, outputs)))
         grads = []
-        if train and not self._own_backward:  # every parameter, frozen ones too: requires_grad is checked when attaching
+        if (
+            train and not self._own_backward
+        ):  # every parameter, frozen ones too: requires_grad is checked when attaching
             for name, param in self._params:
                 gname = GRADIENT_PREFIX + name
                 # matched, not registered: a frozen parameter's gradient is listed in its

@@ -84,7 +84,9 @@ def reduce_shards(
         for op, is_abs in pairs:
             j = int(is_abs)
             n, total, sumsq, l1 = (float(v) for v in sums[i, j])
-            value = _finish(op, n, total, sumsq, l1, -float(extremes[i, j, 0]), float(extremes[i, j, 1]), float(prods[i, j]))
+            value = _finish(
+                op, n, total, sumsq, l1, -float(extremes[i, j, 0]), float(extremes[i, j, 1]), float(prods[i, j])
+            )
             result[(op, is_abs)] = np.asarray(value, dtype=dtype)
         out.append(result)
     return out

@@ -33,9 +33,7 @@ def plain_tensor(value: Any) -> tf.Tensor:
     return value
 
 
-def call_at_runtime(
-    fn: Callable[..., None], tensors: Sequence[Any], when: tf.Variable | None = None
-) -> tf.Tensor:
+def call_at_runtime(fn: Callable[..., None], tensors: Sequence[Any], when: tf.Variable | None = None) -> tf.Tensor:
     """Call ``fn(*arrays)`` with the tensors' values each time the traced graph runs.
 
     Returns a token; make the traced code depend on it (``tf.control_dependencies``) so the

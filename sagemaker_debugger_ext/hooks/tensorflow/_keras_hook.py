@@ -30,8 +30,8 @@ from ._context import context_from_environ
 from ._graph import call_at_runtime, in_graph
 from ._naming import model_io_names, optimizer_variable_name, weight_name
 from ._tape import TapeMixin
-from ._variables import VariableReader
 from ._taps import TapsMixin
+from ._variables import VariableReader
 
 __all__ = ["KerasHook"]
 
@@ -182,7 +182,11 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         """Save the due ones of ``variables``, read together (one TensorFlow call, not two
         eager ops per variable)."""
         due = self._due
-        todo = [(name, var, colls) for name, var in variables if (colls := [c for c in self._collections_of(name) if c in due])]
+        todo = [
+            (name, var, colls)
+            for name, var in variables
+            if (colls := [c for c in self._collections_of(name) if c in due])
+        ]
         if not todo:
             return
         values = self._variable_reader.read([var for _, var, _ in todo])
@@ -253,7 +257,9 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         if isinstance(value, np.ndarray):
             return value, None
         if isinstance(value, tf.Variable | tf.Tensor) or hasattr(value, "path") or keras.ops.is_tensor(value):
-            tf_value = isinstance(value, tf.Variable | tf.Tensor) or (hasattr(value, "path") and hasattr(value, "numpy"))
+            tf_value = isinstance(value, tf.Variable | tf.Tensor) or (
+                hasattr(value, "path") and hasattr(value, "numpy")
+            )
             array = np.asarray(value.numpy() if tf_value else keras.ops.convert_to_numpy(value))
             if array.dtype.name == "bfloat16":
                 array = array.astype(np.float32)
@@ -289,7 +295,9 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
                     getattr(model, f"make_{kind}_function")(force=True)
 
     # --- save_tensor / save_scalar inside tf.function ------------------------------------------------------
-    def save_tensor(self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default") -> Any:
+    def save_tensor(
+        self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default"
+    ) -> Any:
         """Save a value (also a symbolic tensor inside ``tf.function``: saved when the graph runs)."""
         if in_graph() and tf.is_tensor(tensor_value):
             colls = collections_to_write if isinstance(collections_to_write, str) else list(collections_to_write)

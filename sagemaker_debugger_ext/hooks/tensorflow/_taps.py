@@ -168,7 +168,9 @@ class TapsMixin:
             outputs = original(*args, **kwargs)
             ins, ins_nested = _flat_tensors(args[0] if args else next(iter(kwargs.values()), None))
             outs, outs_nested = _flat_tensors(outputs)
-            names = [layer_tensor_name(lname, "input", i if ins_nested or len(ins) > 1 else None) for i in range(len(ins))]
+            names = [
+                layer_tensor_name(lname, "input", i if ins_nested or len(ins) > 1 else None) for i in range(len(ins))
+            ]
             out_names = [layer_tensor_name(lname, "output", i if outs_nested else None) for i in range(len(outs))]
             if function is not None:  # activation layers by class, as the PyTorch hook does
                 if not fused:

@@ -35,7 +35,18 @@ def round_trees(booster: Any, iteration: int) -> dict[str, np.ndarray]:
             nid = int(n["nodeid"])
             if "leaf" in n:
                 tree_rows.append(
-                    (tree_id, nid, "Leaf", np.nan, "nan", "nan", "nan", float(n["leaf"]), float(n.get("cover", np.nan)), "nan")
+                    (
+                        tree_id,
+                        nid,
+                        "Leaf",
+                        np.nan,
+                        "nan",
+                        "nan",
+                        "nan",
+                        float(n["leaf"]),
+                        float(n.get("cover", np.nan)),
+                        "nan",
+                    )
                 )
                 continue
             cats = n.get("categories")

@@ -79,7 +79,9 @@ def _int(name: str, low: float | None = None, high: float | None = None, *, low_
 
 def _float(name: str, low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False) -> _Hp:  # fmt: skip
-    return _Hp(name, _number(float, low, high, low_open, high_open), "a number" + _bounds(low, high, low_open, high_open))
+    return _Hp(
+        name, _number(float, low, high, low_open, high_open), "a number" + _bounds(low, high, low_open, high_open)
+    )
 
 
 def _choice(name: str, values: tuple[str, ...]) -> _Hp:
@@ -181,7 +183,9 @@ def _check_dependencies(hps: Mapping[str, Any]) -> None:
         raise _bad("num_class", "left out unless objective is 'multi:softmax' or 'multi:softprob'", hps["num_class"])
     metrics = hps.get("eval_metric") or []
     if "auc" in metrics and not str(objective or "").startswith(("binary:", "rank:")):
-        raise _bad("eval_metric", "without 'auc' unless objective is a 'binary:' or 'rank:' objective", ",".join(metrics))
+        raise _bad(
+            "eval_metric", "without 'auc' unless objective is a 'binary:' or 'rank:' objective", ",".join(metrics)
+        )
     if "aft-nloglik" in metrics and objective != "survival:aft":
         raise _bad("eval_metric", "without 'aft-nloglik' unless objective is 'survival:aft'", ",".join(metrics))
 

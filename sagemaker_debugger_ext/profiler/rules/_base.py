@@ -216,9 +216,8 @@ def parse_rule_parameters(
         if not sep or rule is None or not rest:
             allowed = ", ".join(sorted(rules))
             raise RuleParameterError(
-                "ProfilerReport: " + field_error_message(
-                    "parameter", f"'<Rule>_<param>' with Rule one of {allowed}", key
-                ),
+                "ProfilerReport: "
+                + field_error_message("parameter", f"'<Rule>_<param>' with Rule one of {allowed}", key),
                 rule_name="ProfilerReport",
             )
         out[rule][rest] = value

@@ -40,8 +40,10 @@ class StepOutlier(ProfilerRule):
         Param("n_outliers", int, 10, 0, doc="outliers to ignore before the rule fires"),
     )
     DESCRIPTION = "Detects outliers in step duration (steps much slower than the rest)."
-    RECOMMENDATION = ("Check for bottlenecks (CPU, I/O) that correlate with the slow steps; "
-                      "look for periodic work such as checkpointing or evaluation inside the loop.")
+    RECOMMENDATION = (
+        "Check for bottlenecks (CPU, I/O) that correlate with the slow steps; "
+        "look for periodic work such as checkpointing or evaluation inside the loop."
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -68,14 +70,20 @@ class StepOutlier(ProfilerRule):
             durations = [e.duration_s for e in events]
             mean, std, idx = step_outliers(durations, self.params["stddev"])
             total_outliers += len(idx)
-            details[mode] = {"mean": mean, "stddev": std, "steps": len(durations),
-                             "outliers": [events[i].step for i in idx][:100]}
+            details[mode] = {
+                "mean": mean,
+                "stddev": std,
+                "steps": len(durations),
+                "outliers": [events[i].step for i in idx][:100],
+            }
         self.report["Details"] = details
         self.report["Datapoints"] = sum(len(v) for v in self.steps.values())
         self.report["Violations"] = total_outliers
         if total_outliers > self.params["n_outliers"]:
-            fired = self.fire(f"StepOutlier: {total_outliers} step(s) longer than mean + "
-                              f"{self.params['stddev']:g} x stddev (more than {self.params['n_outliers']})")
+            fired = self.fire(
+                f"StepOutlier: {total_outliers} step(s) longer than mean + "
+                f"{self.params['stddev']:g} x stddev (more than {self.params['n_outliers']})"
+            )
         return fired
 
 
@@ -85,8 +93,10 @@ class MaxInitializationTime(ProfilerRule):
     NAME = "MaxInitializationTime"
     PARAMS = make_params(Param("threshold", float, 20, 0, doc="minutes allowed before the first step"))
     DESCRIPTION = "Checks if the time before the training loop starts is too long."
-    RECOMMENDATION = ("Initialization takes too long: with File mode consider Pipe/FastFile mode, "
-                      "and move expensive set-up (downloads, compilation) out of the job.")
+    RECOMMENDATION = (
+        "Initialization takes too long: with File mode consider Pipe/FastFile mode, "
+        "and move expensive set-up (downloads, compilation) out of the job."
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -106,14 +116,18 @@ class MaxInitializationTime(ProfilerRule):
             if init_us > limit_us:
                 self.fired_once = True
                 self.report["Violations"] += 1
-                return self.fire(f"MaxInitializationTime: first step began {init_us / 6e7:.2f} min after the "
-                                 f"job started (threshold {self.params['threshold']:g} min)")
+                return self.fire(
+                    f"MaxInitializationTime: first step began {init_us / 6e7:.2f} min after the "
+                    f"job started (threshold {self.params['threshold']:g} min)"
+                )
             return False
         if now_us - start > limit_us + latency_us:
             self.fired_once = True
             self.report["Violations"] += 1
-            return self.fire(f"MaxInitializationTime: no training step after {(now_us - start) / 6e7:.2f} min "
-                             f"(threshold {self.params['threshold']:g} min)")
+            return self.fire(
+                f"MaxInitializationTime: no training step after {(now_us - start) / 6e7:.2f} min "
+                f"(threshold {self.params['threshold']:g} min)"
+            )
         return False
 
     def evaluate(self, window: Window) -> bool:
@@ -142,8 +156,10 @@ class Dataloader(ProfilerRule):
         Param("patience", int, 10, 0, doc="seconds with data-loading events before the first check"),
     )
     DESCRIPTION = "Checks how many data loader processes run in parallel compared to the CPU cores."
-    RECOMMENDATION = ("Change the number of data loader workers (num_workers) to match the cores; "
-                      "consider pin_memory and prefetching.")
+    RECOMMENDATION = (
+        "Change the number of data loader workers (num_workers) to match the cores; "
+        "consider pin_memory and prefetching."
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -167,14 +183,21 @@ class Dataloader(ProfilerRule):
         cores = len(self.cores) or (os.cpu_count() or 1)
         median = int(percentile([float(len(v)) for v in self.per_second.values()], 50))
         d = self.report["Details"]
-        d.update({"cores": cores, "dataloaders": median,
-                  "dataloading_time": {"p50": percentile(self.load_times, 50), "p95": percentile(self.load_times, 95)}})
+        d.update(
+            {
+                "cores": cores,
+                "dataloaders": median,
+                "dataloading_time": {"p50": percentile(self.load_times, 50), "p95": percentile(self.load_times, 95)},
+            }
+        )
         if median < cores * self.params["min_threshold"] / 100:
             self.report["Violations"] += 1
-            return self.fire(f"Dataloader: {median} parallel data loader(s) for {cores} cores "
-                             f"(< {self.params['min_threshold']:g}%)")
+            return self.fire(
+                f"Dataloader: {median} parallel data loader(s) for {cores} cores (< {self.params['min_threshold']:g}%)"
+            )
         if median > cores * self.params["max_threshold"] / 100:
             self.report["Violations"] += 1
-            return self.fire(f"Dataloader: {median} parallel data loaders for {cores} cores "
-                             f"(> {self.params['max_threshold']:g}%)")
+            return self.fire(
+                f"Dataloader: {median} parallel data loaders for {cores} cores (> {self.params['max_threshold']:g}%)"
+            )
         return False

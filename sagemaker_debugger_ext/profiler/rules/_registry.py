@@ -22,8 +22,16 @@ __all__ = ["PROFILER_RULES", "ProfilerReport", "get_profiler_rule_class"]
 PROFILER_RULES: dict[str, type[ProfilerRule]] = {
     cls.NAME: cls
     for cls in (
-        BatchSize, CPUBottleneck, Dataloader, GPUMemoryIncrease, IOBottleneck, LoadBalancing,
-        LowGPUUtilization, MaxInitializationTime, OverallSystemUsage, StepOutlier,
+        BatchSize,
+        CPUBottleneck,
+        Dataloader,
+        GPUMemoryIncrease,
+        IOBottleneck,
+        LoadBalancing,
+        LowGPUUtilization,
+        MaxInitializationTime,
+        OverallSystemUsage,
+        StepOutlier,
     )
 }
 

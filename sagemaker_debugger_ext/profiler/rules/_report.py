@@ -68,14 +68,18 @@ def why_not_triggered(summary: dict[str, Any]) -> str:
     points = int(summary.get("Datapoints", 0))
     patience = _number(params.get("patience"))
     if patience is not None and points <= patience:
-        return (f"{violations} of {points} data points violated, but the rule judges only after "
-                f"patience={params['patience']} data points, so it did not trigger.")
+        return (
+            f"{violations} of {points} data points violated, but the rule judges only after "
+            f"patience={params['patience']} data points, so it did not trigger."
+        )
     if "n_outliers" in params:
         return f"{violations} outlier steps, not more than n_outliers={params['n_outliers']}, so it did not trigger."
     share = (summary.get("Details") or {}).get("bottleneck_percent")
     if share is not None and "threshold" in params:
-        return (f"{violations} of {points} data points ({share:g}%) violated, not more than "
-                f"threshold={params['threshold']}%, so it did not trigger.")
+        return (
+            f"{violations} of {points} data points ({share:g}%) violated, not more than "
+            f"threshold={params['threshold']}%, so it did not trigger."
+        )
     return f"{violations} data points violated, not enough for the rule's trigger condition (see its parameters)."
 
 
@@ -93,19 +97,29 @@ def _rule_rows(summaries: list[dict[str, Any]], *, no_gpu: bool) -> str:
             note = "not evaluated (see GPU metrics above)"
         why = why_not_triggered(s)
         details = esc(msg) + "".join(f'<div class="note">{esc(t)}</div>' for t in (why, note) if t)
-        rows.append([
-            f"<b>{esc(s['RuleName'])}</b>",
-            esc(s.get("Description", "")),
-            esc(s.get("Recommendation", "")),
-            str(fired),
-            str(s.get("Violations", 0)),
-            str(s.get("Datapoints", 0)),
-            params,
-            details,
-        ])
+        rows.append(
+            [
+                f"<b>{esc(s['RuleName'])}</b>",
+                esc(s.get("Description", "")),
+                esc(s.get("Recommendation", "")),
+                str(fired),
+                str(s.get("Violations", 0)),
+                str(s.get("Datapoints", 0)),
+                params,
+                details,
+            ]
+        )
         classes.append("fired" if fired else "not-evaluated" if skipped else "ok")
-    header = ("Rule", "Description", "Recommendation", "Times triggered", "Violations", "Data points", "Parameters",
-              "Details")
+    header = (
+        "Rule",
+        "Description",
+        "Recommendation",
+        "Times triggered",
+        "Violations",
+        "Data points",
+        "Parameters",
+        "Details",
+    )
     return f'<p class="note">{TRIGGERS_NOTE}</p>' + table(header, rows, row_classes=classes)
 
 
@@ -181,8 +195,10 @@ def render_profiler_report(
         parts.append(_img(_plots.step_histogram_figure(steps, stddev), "Step duration histogram"))
         parts.append(_img(_plots.step_timeline_figure(steps, stddev, t0), "Step duration over time"))
     else:
-        parts.append('<p class="note">No step events in the framework metrics (framework profiling was off, '
-                     "or no training step ran), so there are no step durations to plot.</p>")
+        parts.append(
+            '<p class="note">No step events in the framework metrics (framework profiling was off, '
+            "or no training step ran), so there are no step durations to plot.</p>"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / REPORT_FILE

@@ -18,6 +18,7 @@ from ._base import ProfilerRule, Window
 
 __all__ = ["RuleOutcome", "follow_trial", "write_rule_outputs"]
 
+
 class RuleOutcome:
     """What a finished (or stopped) evaluation found."""
 
@@ -72,8 +73,14 @@ def follow_trial(
             pending = trial.framework_metrics_reader.take_new()
             while cursor + scan <= last or (ended and cursor <= last):
                 end = cursor + scan
-                window = Window(start_us=cursor, end_us=end, system=trial.get_system_metrics(cursor, end),
-                                framework=pending, job_start_us=first, ended=ended and end > last)
+                window = Window(
+                    start_us=cursor,
+                    end_us=end,
+                    system=trial.get_system_metrics(cursor, end),
+                    framework=pending,
+                    job_start_us=first,
+                    ended=ended and end > last,
+                )
                 pending = []
                 if rule.evaluate(window):
                     _fired(rule.message)
@@ -85,8 +92,9 @@ def follow_trial(
             break
         if stop.wait(poll_s):
             return RuleOutcome(fired, True, messages)
-    final = Window(start_us=last_window.start_us, end_us=last_window.end_us,
-                   job_start_us=trial.first_timestamp or 0, ended=True)
+    final = Window(
+        start_us=last_window.start_us, end_us=last_window.end_us, job_start_us=trial.first_timestamp or 0, ended=True
+    )
     if rule.finish(final):
         _fired(rule.message)
     return RuleOutcome(fired, False, messages)

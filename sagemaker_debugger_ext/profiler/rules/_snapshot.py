@@ -56,6 +56,15 @@ def to_snapshots(groups: list[list[SystemEvent]]) -> list[Snapshot]:
                 memory = e.value
             elif e.dimension == "Algorithm":
                 network = e.value
-        out.append(Snapshot(timestamp=group[0].timestamp, cpu=cpu, iowait=iowait, gpu=gpu,
-                            gpu_memory=gmem, memory=memory, network=network))
+        out.append(
+            Snapshot(
+                timestamp=group[0].timestamp,
+                cpu=cpu,
+                iowait=iowait,
+                gpu=gpu,
+                gpu_memory=gmem,
+                memory=memory,
+                network=network,
+            )
+        )
     return out

@@ -90,8 +90,10 @@ class CPUBottleneck(_Bottleneck):
         PATIENCE,
     )
     DESCRIPTION = "Checks if CPU utilization is high while GPU utilization is low: a CPU bottleneck."
-    RECOMMENDATION = ("Consider increasing the number of data loader processes, or moving data "
-                      "pre-processing offline or onto the GPU.")
+    RECOMMENDATION = (
+        "Consider increasing the number of data loader processes, or moving data "
+        "pre-processing offline or onto the GPU."
+    )
 
     def _busy(self, snap: Snapshot) -> bool:
         return bool(snap.cpu) and max(snap.cpu.values()) > self.params["cpu_threshold"]
@@ -111,8 +113,7 @@ class IOBottleneck(_Bottleneck):
         PATIENCE,
     )
     DESCRIPTION = "Checks if I/O wait time is high while GPU utilization is low: an I/O bottleneck."
-    RECOMMENDATION = ("Pre-fetch data, use faster storage or a streaming input mode, or choose "
-                      "a different file format.")
+    RECOMMENDATION = "Pre-fetch data, use faster storage or a streaming input mode, or choose a different file format."
 
     def _busy(self, snap: Snapshot) -> bool:
         return bool(snap.iowait) and max(snap.iowait.values()) > self.params["io_threshold"]
@@ -172,10 +173,16 @@ class BatchSize(_GpuRule):
             for gpu in snap.gpu:
                 util = percentile([s.gpu.get(gpu, 0.0) for s in self.buf], 95)
                 mem = percentile([s.gpu_memory.get(gpu, 0.0) for s in self.buf], 95)
-                if cpu < p["cpu_threshold_p95"] and util < p["gpu_threshold_p95"] and mem < p["gpu_memory_threshold_p95"]:
+                if (
+                    cpu < p["cpu_threshold_p95"]
+                    and util < p["gpu_threshold_p95"]
+                    and mem < p["gpu_memory_threshold_p95"]
+                ):
                     self.report["Violations"] += 1
-                    fired = self.fire(f"BatchSize: {gpu} p95 utilisation {util:.0f}% and memory {mem:.0f}% "
-                                      f"with CPU p95 {cpu:.0f}%: the batch size is likely too small")
+                    fired = self.fire(
+                        f"BatchSize: {gpu} p95 utilisation {util:.0f}% and memory {mem:.0f}% "
+                        f"with CPU p95 {cpu:.0f}%: the batch size is likely too small"
+                    )
             self.buf.clear()
         return fired
 
@@ -192,8 +199,10 @@ class LowGPUUtilization(_GpuRule):
         PATIENCE,
     )
     DESCRIPTION = "Checks if GPU utilization is low or fluctuating."
-    RECOMMENDATION = ("Check for bottlenecks, minimize blocking calls, change the distributed "
-                      "training strategy, or increase the batch size.")
+    RECOMMENDATION = (
+        "Check for bottlenecks, minimize blocking calls, change the distributed "
+        "training strategy, or increase the batch size."
+    )
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -245,12 +254,14 @@ class GPUMemoryIncrease(_GpuRule):
                 hist.append(value)
                 if self.datapoints <= p["patience"] or len(hist) < 2 * w:
                     continue
-                before = sum(hist[-2 * w:-w]) / w
+                before = sum(hist[-2 * w : -w]) / w
                 now = sum(hist[-w:]) / w
                 if now - before > p["increase"]:
                     self.report["Violations"] += 1
-                    fired = self.fire(f"GPUMemoryIncrease: {gpu} memory moving average rose from "
-                                      f"{before:.1f}% to {now:.1f}% (> {p['increase']:g} points)")
+                    fired = self.fire(
+                        f"GPUMemoryIncrease: {gpu} memory moving average rose from "
+                        f"{before:.1f}% to {now:.1f}% (> {p['increase']:g} points)"
+                    )
                 del hist[: -2 * w]
         return fired
 
@@ -282,7 +293,7 @@ class LoadBalancing(_GpuRule):
         names = sorted(self.hist)
         fired = False
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 ha, hb = self.hist[a], self.hist[b]
                 na, nb = sum(ha) or 1, sum(hb) or 1
                 dist = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ha, hb, strict=True))
@@ -302,7 +313,9 @@ class OverallSystemUsage(ProfilerRule):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.series: dict[str, list[float]] = {k: [] for k in ("CPU", "GPU", "CPU memory", "GPU memory", "I/O", "Network")}
+        self.series: dict[str, list[float]] = {
+            k: [] for k in ("CPU", "GPU", "CPU memory", "GPU memory", "I/O", "Network")
+        }
 
     def evaluate(self, window: Window) -> bool:
         for snap in _snapshots(window):
@@ -326,7 +339,12 @@ class OverallSystemUsage(ProfilerRule):
         details = {}
         for name, vals in self.series.items():
             if vals:
-                details[name] = {"max": max(vals), "p99": percentile(vals, 99), "p95": percentile(vals, 95),
-                                 "p50": percentile(vals, 50), "min": min(vals)}
+                details[name] = {
+                    "max": max(vals),
+                    "p99": percentile(vals, 99),
+                    "p95": percentile(vals, 95),
+                    "p50": percentile(vals, 50),
+                    "min": min(vals),
+                }
         self.report["Details"] = details
         return False

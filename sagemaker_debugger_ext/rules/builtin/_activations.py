@@ -36,8 +36,16 @@ class DeadRelu(BuiltinRule):
     DESCRIPTION = "more than threshold_layer % of a layer's ReLUs are active in < threshold_inactivity % of samples"
     PARAMETERS = (
         Param(name="tensor_regex", kind=Kind.STR_LIST, default=[".*relu_output"], doc="ReLU outputs"),
-        Param(name="threshold_inactivity", kind=Kind.FLOAT, default=1.0, doc="activity percent below which a unit is dead", check=percent),
-        Param(name="threshold_layer", kind=Kind.FLOAT, default=50.0, doc="percent of dead units that fires", check=percent),
+        Param(
+            name="threshold_inactivity",
+            kind=Kind.FLOAT,
+            default=1.0,
+            doc="activity percent below which a unit is dead",
+            check=percent,
+        ),
+        Param(
+            name="threshold_layer", kind=Kind.FLOAT, default=50.0, doc="percent of dead units that fires", check=percent
+        ),
     )
 
     def evaluate(self, step: int) -> RuleResult:
@@ -50,7 +58,15 @@ class DeadRelu(BuiltinRule):
             seen = True
             pct, dead = _layer_fraction(_per_unit(value) > 0, self.p["threshold_inactivity"])
             if pct > self.p["threshold_layer"]:
-                findings.append(self.finding(step, f"{pct:.1f}% of the units of {name} are dead ({dead} units) > threshold_layer {self.p['threshold_layer']:g}%", tensor=name, value=pct, threshold=self.p["threshold_layer"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{pct:.1f}% of the units of {name} are dead ({dead} units) > threshold_layer {self.p['threshold_layer']:g}%",
+                        tensor=name,
+                        value=pct,
+                        threshold=self.p["threshold_layer"],
+                    )
+                )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()
@@ -66,16 +82,39 @@ class SaturatedActivation(BuiltinRule):
     DESCRIPTION = "more than threshold_layer % of a tanh/sigmoid layer's inputs are saturated"
     PARAMETERS = (
         Param(name="collection_names", kind=Kind.STR_LIST, doc="collections of activation inputs"),
-        Param(name="tensor_regex", kind=Kind.STR_LIST, default=[".*tanh_input", ".*sigmoid_input"], doc="activation inputs"),
+        Param(
+            name="tensor_regex",
+            kind=Kind.STR_LIST,
+            default=[".*tanh_input", ".*sigmoid_input"],
+            doc="activation inputs",
+        ),
         Param(name="threshold_tanh_min", kind=Kind.FLOAT, default=-9.4999, doc="tanh input below this is saturated"),
         Param(name="threshold_tanh_max", kind=Kind.FLOAT, default=9.4999, doc="tanh input above this is saturated"),
-        Param(name="threshold_sigmoid_min", kind=Kind.FLOAT, default=-23.0, doc="sigmoid input below this is saturated"),
-        Param(name="threshold_sigmoid_max", kind=Kind.FLOAT, default=16.99999, doc="sigmoid input above this is saturated"),
-        Param(name="threshold_inactivity", kind=Kind.FLOAT, default=1.0, doc="activity percent below which a unit is saturated", check=percent),
-        Param(name="threshold_layer", kind=Kind.FLOAT, default=50.0, doc="percent of saturated units that fires", check=percent),
+        Param(
+            name="threshold_sigmoid_min", kind=Kind.FLOAT, default=-23.0, doc="sigmoid input below this is saturated"
+        ),
+        Param(
+            name="threshold_sigmoid_max", kind=Kind.FLOAT, default=16.99999, doc="sigmoid input above this is saturated"
+        ),
+        Param(
+            name="threshold_inactivity",
+            kind=Kind.FLOAT,
+            default=1.0,
+            doc="activity percent below which a unit is saturated",
+            check=percent,
+        ),
+        Param(
+            name="threshold_layer",
+            kind=Kind.FLOAT,
+            default=50.0,
+            doc="percent of saturated units that fires",
+            check=percent,
+        ),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         # The AWS guide also documents tuple forms threshold_tanh="(-9.4999, 9.4999)".
         for fn in ("tanh", "sigmoid"):
             pair = parameters.pop(f"threshold_{fn}", None)
@@ -104,7 +143,15 @@ class SaturatedActivation(BuiltinRule):
             units = _per_unit(value.astype(np.float64))
             pct, n = _layer_fraction((units > lo) & (units < hi), self.p["threshold_inactivity"])
             if pct > self.p["threshold_layer"]:
-                findings.append(self.finding(step, f"{pct:.1f}% of the {fn} units of {name} are saturated ({n} units, inputs outside ({lo:g}, {hi:g})) > threshold_layer {self.p['threshold_layer']:g}%", tensor=name, value=pct, threshold=self.p["threshold_layer"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{pct:.1f}% of the {fn} units of {name} are saturated ({n} units, inputs outside ({lo:g}, {hi:g})) > threshold_layer {self.p['threshold_layer']:g}%",
+                        tensor=name,
+                        value=pct,
+                        threshold=self.p["threshold_layer"],
+                    )
+                )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()

@@ -150,4 +150,3 @@ class BuiltinRule(Rule):
             except (KeyError, ValueError, StepUnavailable):
                 mode = None
         return Finding(step=step, message=message, mode=mode, **kw)
-

@@ -42,15 +42,29 @@ class ClassImbalance(BuiltinRule):
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
-        Param(name="threshold_imbalance", kind=Kind.FLOAT, default=10.0, doc="allowed largest/smallest class count", check=positive),
-        Param(name="threshold_misprediction", kind=Kind.FLOAT, default=0.7, doc="allowed misprediction fraction per class", check=fraction),
+        Param(
+            name="threshold_imbalance",
+            kind=Kind.FLOAT,
+            default=10.0,
+            doc="allowed largest/smallest class count",
+            check=positive,
+        ),
+        Param(
+            name="threshold_misprediction",
+            kind=Kind.FLOAT,
+            default=0.7,
+            doc="allowed misprediction fraction per class",
+            check=fraction,
+        ),
         Param(name="samples", kind=Kind.INT, default=500, doc="labels needed before judging", check=positive),
         Param(name="argmax", kind=Kind.BOOL, default=False, doc="argmax the predictions (probability vectors)"),
         Param(name="labels_regex", kind=Kind.STR, default=".*labels", doc="the labels tensor"),
         Param(name="predictions_regex", kind=Kind.STR, default=".*predictions", doc="the predictions tensor"),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._counts: dict[int, int] = {}
         self._recent: collections.deque[tuple[dict[int, int], dict[int, int]]] = collections.deque()
@@ -76,7 +90,9 @@ class ClassImbalance(BuiltinRule):
                 step_wrong[int(c)] = int(np.count_nonzero(p[y == c] != c))
         if warm and p is not None:
             self._recent.append((step_counts, step_wrong))
-            while len(self._recent) > 1 and sum(sum(c.values()) for c, _ in list(self._recent)[1:]) >= self.p["samples"]:
+            while (
+                len(self._recent) > 1 and sum(sum(c.values()) for c, _ in list(self._recent)[1:]) >= self.p["samples"]
+            ):
                 self._recent.popleft()
         total = sum(self._counts.values())
         if total < self.p["samples"]:
@@ -85,7 +101,15 @@ class ClassImbalance(BuiltinRule):
         big, small = max(self._counts, key=self._counts.get), min(self._counts, key=self._counts.get)  # type: ignore[arg-type]
         ratio = self._counts[big] / self._counts[small]
         if ratio > self.p["threshold_imbalance"]:
-            findings.append(self.finding(step, f"class {big} has {self._counts[big]} samples, class {small} {self._counts[small]}: imbalance {ratio:.3g} > threshold_imbalance {self.p['threshold_imbalance']:g}", tensor=labels_names[0] if labels_names else None, value=ratio, threshold=self.p["threshold_imbalance"]))
+            findings.append(
+                self.finding(
+                    step,
+                    f"class {big} has {self._counts[big]} samples, class {small} {self._counts[small]}: imbalance {ratio:.3g} > threshold_imbalance {self.p['threshold_imbalance']:g}",
+                    tensor=labels_names[0] if labels_names else None,
+                    value=ratio,
+                    threshold=self.p["threshold_imbalance"],
+                )
+            )
         seen_n: dict[int, int] = {}
         wrong_n: dict[int, int] = {}
         for counts, wrong in self._recent:
@@ -96,7 +120,15 @@ class ClassImbalance(BuiltinRule):
             for c in sorted(seen_n):
                 frac = wrong_n[c] / seen_n[c]
                 if frac > self.p["threshold_misprediction"]:
-                    findings.append(self.finding(step, f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}", tensor=pred_names[0] if pred_names else None, value=frac, threshold=self.p["threshold_misprediction"]))
+                    findings.append(
+                        self.finding(
+                            step,
+                            f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}",
+                            tensor=pred_names[0] if pred_names else None,
+                            value=frac,
+                            threshold=self.p["threshold_misprediction"],
+                        )
+                    )
         return RuleResult.met(*findings) if findings else RuleResult.not_met()
 
 
@@ -110,14 +142,29 @@ class Confusion(BuiltinRule):
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
-        Param(name="category_no", kind=Kind.INT, doc="number of classes (default: inferred)", check=lambda v: None if v >= 2 else ">= 2"),
+        Param(
+            name="category_no",
+            kind=Kind.INT,
+            doc="number of classes (default: inferred)",
+            check=lambda v: None if v >= 2 else ">= 2",
+        ),
         Param(name="labels", kind=Kind.STR, default="labels", doc="labels tensor name"),
         Param(name="predictions", kind=Kind.STR, default="predictions", doc="predictions tensor name"),
         Param(name="labels_collection", kind=Kind.STR, default="labels", doc="collection holding the labels"),
-        Param(name="predictions_collection", kind=Kind.STR, default="predictions", doc="collection holding the predictions"),
+        Param(
+            name="predictions_collection",
+            kind=Kind.STR,
+            default="predictions",
+            doc="collection holding the predictions",
+        ),
         Param(name="min_diag", kind=Kind.FLOAT, default=0.9, doc="minimum diagonal share", check=fraction),
         Param(name="max_off_diag", kind=Kind.FLOAT, default=0.1, doc="maximum off-diagonal share", check=fraction),
-        Param(name="mode", kind=Kind.STR, doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)", choices=("EVAL", "TRAIN", "PREDICT")),
+        Param(
+            name="mode",
+            kind=Kind.STR,
+            doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)",
+            choices=("EVAL", "TRAIN", "PREDICT"),
+        ),
     )
 
     def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
@@ -164,10 +211,25 @@ class Confusion(BuiltinRule):
                 continue
             diag = matrix[i, i] / col
             if diag < self.p["min_diag"]:
-                findings.append(self.finding(step, f"predicted class {i}: diagonal share {diag:.3f} < min_diag {self.p['min_diag']:g}", tensor=pname, value=float(diag), threshold=self.p["min_diag"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"predicted class {i}: diagonal share {diag:.3f} < min_diag {self.p['min_diag']:g}",
+                        tensor=pname,
+                        value=float(diag),
+                        threshold=self.p["min_diag"],
+                    )
+                )
             for j in range(k):
                 if j != i and matrix[j, i] / col > self.p["max_off_diag"]:
                     share = matrix[j, i] / col
-                    findings.append(self.finding(step, f"predicted class {i}: share of label {j} is {share:.3f} > max_off_diag {self.p['max_off_diag']:g}", tensor=lname, value=float(share), threshold=self.p["max_off_diag"]))
+                    findings.append(
+                        self.finding(
+                            step,
+                            f"predicted class {i}: share of label {j} is {share:.3f} > max_off_diag {self.p['max_off_diag']:g}",
+                            tensor=lname,
+                            value=float(share),
+                            threshold=self.p["max_off_diag"],
+                        )
+                    )
         return RuleResult.met(*findings) if findings else RuleResult.not_met()
-

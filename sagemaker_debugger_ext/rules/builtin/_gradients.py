@@ -36,9 +36,19 @@ class VanishingGradient(BuiltinRule):
     have ``bias=True`` by default). Such biases are ignored and named in the status details."""
 
     DESCRIPTION = "mean(|gradient|) of a gradient tensor is below threshold"
-    PARAMETERS = (Param(name="threshold", kind=Kind.FLOAT, default=1e-7, doc="vanishing level of mean |gradient|", check=non_negative),)
+    PARAMETERS = (
+        Param(
+            name="threshold",
+            kind=Kind.FLOAT,
+            default=1e-7,
+            doc="vanishing level of mean |gradient|",
+            check=non_negative,
+        ),
+    )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self.zero_by_construction: set[str] = set()
 
@@ -77,7 +87,13 @@ class VanishingGradient(BuiltinRule):
                 self.zero_by_construction.add(name)
                 continue
             findings.append(
-                self.finding(step, f"mean |{name}| = {m:.3g} < threshold {self.p['threshold']:g}", tensor=name, value=m, threshold=self.p["threshold"])
+                self.finding(
+                    step,
+                    f"mean |{name}| = {m:.3g} < threshold {self.p['threshold']:g}",
+                    tensor=name,
+                    value=m,
+                    threshold=self.p["threshold"],
+                )
             )
         if findings:
             return RuleResult.met(*findings)
@@ -92,9 +108,18 @@ class WeightUpdateRatio(BuiltinRule):
 
     DESCRIPTION = "||W_s - W_prev|| / (||W_prev|| + epsilon) is above large_threshold or below small_threshold"
     PARAMETERS = (
-        Param(name="num_steps", kind=Kind.INT, doc="max distance to the previous saved step (default: previous saved step)", check=positive),
-        Param(name="large_threshold", kind=Kind.FLOAT, default=10.0, doc="ratio above which it fires", check=non_negative),
-        Param(name="small_threshold", kind=Kind.FLOAT, default=1e-8, doc="ratio below which it fires", check=non_negative),
+        Param(
+            name="num_steps",
+            kind=Kind.INT,
+            doc="max distance to the previous saved step (default: previous saved step)",
+            check=positive,
+        ),
+        Param(
+            name="large_threshold", kind=Kind.FLOAT, default=10.0, doc="ratio above which it fires", check=non_negative
+        ),
+        Param(
+            name="small_threshold", kind=Kind.FLOAT, default=1e-8, doc="ratio below which it fires", check=non_negative
+        ),
         Param(name="epsilon", kind=Kind.FLOAT, default=1e-9, doc="added to the denominator", check=non_negative),
     )
 
@@ -106,7 +131,11 @@ class WeightUpdateRatio(BuiltinRule):
             wanted = ModeKeys.TRAIN if train_steps else ModeKeys.GLOBAL
             if wanted is ModeKeys.TRAIN and mode is not ModeKeys.TRAIN:
                 continue
-            steps = [s for s in self.steps_of(name) if s < step and (wanted is ModeKeys.GLOBAL or self.mode_of(s)[0] is ModeKeys.TRAIN)]
+            steps = [
+                s
+                for s in self.steps_of(name)
+                if s < step and (wanted is ModeKeys.GLOBAL or self.mode_of(s)[0] is ModeKeys.TRAIN)
+            ]
             if not steps:
                 continue
             prev = steps[-1]
@@ -121,9 +150,25 @@ class WeightUpdateRatio(BuiltinRule):
             delta = np.linalg.norm((now.astype(np.float64) - before.astype(np.float64)).ravel())
             ratio = float(delta / (np.linalg.norm(before.astype(np.float64).ravel()) + self.p["epsilon"]))
             if ratio > self.p["large_threshold"]:
-                findings.append(self.finding(step, f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} > large_threshold {self.p['large_threshold']:g}", tensor=name, value=ratio, threshold=self.p["large_threshold"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} > large_threshold {self.p['large_threshold']:g}",
+                        tensor=name,
+                        value=ratio,
+                        threshold=self.p["large_threshold"],
+                    )
+                )
             elif ratio < self.p["small_threshold"]:
-                findings.append(self.finding(step, f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} < small_threshold {self.p['small_threshold']:g}", tensor=name, value=ratio, threshold=self.p["small_threshold"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"update ratio of {name} between steps {prev} and {step} is {ratio:.3g} < small_threshold {self.p['small_threshold']:g}",
+                        tensor=name,
+                        value=ratio,
+                        threshold=self.p["small_threshold"],
+                    )
+                )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()
@@ -137,9 +182,22 @@ class PoorWeightInitialization(BuiltinRule):
 
     DESCRIPTION = "first `steps` steps: activation-input variance ratio across layers > threshold, gradient p95-p5 < distribution_range, or loss flat for patience steps"
     PARAMETERS = (
-        Param(name="activation_inputs_regex", kind=Kind.STR_LIST, default=[".*relu_input"], doc="activation inputs compared across layers"),
-        Param(name="threshold", kind=Kind.FLOAT, default=10.0, doc="max/min variance ratio across layers", check=positive),
-        Param(name="distribution_range", kind=Kind.FLOAT, default=0.001, doc="minimum p95-p5 spread of gradients", check=non_negative),
+        Param(
+            name="activation_inputs_regex",
+            kind=Kind.STR_LIST,
+            default=[".*relu_input"],
+            doc="activation inputs compared across layers",
+        ),
+        Param(
+            name="threshold", kind=Kind.FLOAT, default=10.0, doc="max/min variance ratio across layers", check=positive
+        ),
+        Param(
+            name="distribution_range",
+            kind=Kind.FLOAT,
+            default=0.001,
+            doc="minimum p95-p5 spread of gradients",
+            check=non_negative,
+        ),
         Param(name="patience", kind=Kind.INT, default=5, doc="steps without loss improvement", check=positive),
         Param(name="steps", kind=Kind.INT, default=10, doc="how many initial steps are analysed", check=positive),
     )
@@ -160,14 +218,34 @@ class PoorWeightInitialization(BuiltinRule):
             hi, lo = max(variances, key=variances.get), min(variances, key=variances.get)  # type: ignore[arg-type]
             ratio = variances[hi] / variances[lo] if variances[lo] > 0 else float("inf")
             if ratio > self.p["threshold"]:
-                findings.append(self.finding(step, f"activation-input variance ratio {hi}/{lo} = {ratio:.3g} > threshold {self.p['threshold']:g}", tensor=hi, value=ratio, threshold=self.p["threshold"]))
-        grads = [g.astype(np.float64).ravel() for g in (self.value_at(n, step) for n in _gradient_names(self)) if g is not None]
+                findings.append(
+                    self.finding(
+                        step,
+                        f"activation-input variance ratio {hi}/{lo} = {ratio:.3g} > threshold {self.p['threshold']:g}",
+                        tensor=hi,
+                        value=ratio,
+                        threshold=self.p["threshold"],
+                    )
+                )
+        grads = [
+            g.astype(np.float64).ravel()
+            for g in (self.value_at(n, step) for n in _gradient_names(self))
+            if g is not None
+        ]
         if grads:
             seen = True
             pooled = np.concatenate(grads)
             spread = float(np.percentile(pooled, 95) - np.percentile(pooled, 5))
             if spread < self.p["distribution_range"]:
-                findings.append(self.finding(step, f"gradient p95-p5 spread {spread:.3g} < distribution_range {self.p['distribution_range']:g}", tensor="gradients", value=spread, threshold=self.p["distribution_range"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"gradient p95-p5 spread {spread:.3g} < distribution_range {self.p['distribution_range']:g}",
+                        tensor="gradients",
+                        value=spread,
+                        threshold=self.p["distribution_range"],
+                    )
+                )
         loss_finding = self._flat_loss(step, mode)
         if loss_finding is not None:
             seen = True
@@ -189,6 +267,12 @@ class PoorWeightInitialization(BuiltinRule):
                 continue
             base, recent = float(vals[0].item()), [float(v.item()) for v in vals[1:]]  # type: ignore[union-attr]
             if min(recent) >= base:
-                return self.finding(step, f"loss {name} did not improve for {patience} steps ({base:.4g} -> min {min(recent):.4g})", tensor=name, value=min(recent), threshold=base)
+                return self.finding(
+                    step,
+                    f"loss {name} did not improve for {patience} steps ({base:.4g} -> min {min(recent):.4g})",
+                    tensor=name,
+                    value=min(recent),
+                    threshold=base,
+                )
             return True
         return None

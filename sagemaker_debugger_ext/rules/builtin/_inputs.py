@@ -22,13 +22,17 @@ class CheckInputImages(BuiltinRule):
 
     DESCRIPTION = "after threshold_samples images, |per-channel mean| of the inputs > threshold_mean"
     PARAMETERS = (
-        Param(name="threshold_mean", kind=Kind.FLOAT, default=0.2, doc="allowed |mean| per channel", check=non_negative),
+        Param(
+            name="threshold_mean", kind=Kind.FLOAT, default=0.2, doc="allowed |mean| per channel", check=non_negative
+        ),
         Param(name="threshold_samples", kind=Kind.INT, default=500, doc="images needed before judging", check=positive),
         Param(name="regex", kind=Kind.STR_LIST, default=[".*hybridsequential0_input_0"], doc="the input tensor"),
         Param(name="channel", kind=Kind.INT, default=1, doc="axis of the colour channel", check=non_negative),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._sum: dict[str, np.ndarray] = {}
         self._count: dict[str, int] = {}
@@ -64,7 +68,15 @@ class CheckInputImages(BuiltinRule):
             means = self._sum[name] / self._count[name]
             worst = int(np.argmax(np.abs(means)))
             if abs(means[worst]) > self.p["threshold_mean"]:
-                findings.append(self.finding(step, f"input {name}: mean of channel {worst} over {self._images[name]} images is {means[worst]:.4g}, |mean| > threshold_mean {self.p['threshold_mean']:g}", tensor=name, value=float(means[worst]), threshold=self.p["threshold_mean"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"input {name}: mean of channel {worst} over {self._images[name]} images is {means[worst]:.4g}, |mean| > threshold_mean {self.p['threshold_mean']:g}",
+                        tensor=name,
+                        value=float(means[worst]),
+                        threshold=self.p["threshold_mean"],
+                    )
+                )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()
@@ -79,7 +91,12 @@ class NLPSequenceRatio(BuiltinRule):
     PARAMETERS = (
         Param(name="tensor_regex", kind=Kind.STR_LIST, default=[".*embedding0_input_0"], doc="input sequences"),
         Param(name="token_values", kind=Kind.FLOAT_LIST, default=[0.0], doc="token ids, comma-separated"),
-        Param(name="token_thresholds_percent", kind=Kind.FLOAT_LIST, default=[50.0], doc="percent per token id, comma-separated"),
+        Param(
+            name="token_thresholds_percent",
+            kind=Kind.FLOAT_LIST,
+            default=[50.0],
+            doc="percent per token id, comma-separated",
+        ),
     )
 
     def validate(self) -> None:
@@ -104,8 +121,15 @@ class NLPSequenceRatio(BuiltinRule):
             for token, limit in zip(self.p["token_values"], self.p["token_thresholds_percent"], strict=True):
                 pct = 100.0 * float(np.count_nonzero(value == token)) / value.size
                 if pct > limit:
-                    findings.append(self.finding(step, f"token {token:g} is {pct:.1f}% of {name} > {limit:g}%", tensor=name, value=pct, threshold=limit))
+                    findings.append(
+                        self.finding(
+                            step,
+                            f"token {token:g} is {pct:.1f}% of {name} > {limit:g}%",
+                            tensor=name,
+                            value=pct,
+                            threshold=limit,
+                        )
+                    )
         if findings:
             return RuleResult.met(*findings)
         return RuleResult.not_met() if seen else RuleResult.insufficient()
-

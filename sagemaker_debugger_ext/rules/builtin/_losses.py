@@ -90,12 +90,31 @@ class LossNotDecreasing(_LossRule):
         Param(name="tensor_regex", kind=Kind.STR_LIST, doc="regexes of scalar losses"),
         Param(name="use_losses_collection", kind=Kind.BOOL, default=True, doc="also use the 'losses' collection"),
         Param(name="num_steps", kind=Kind.INT, default=10, doc="minimum steps between compared losses", check=positive),
-        Param(name="diff_percent", kind=Kind.FLOAT, default=0.1, doc="required decrease in percent", check=lambda v: None if 0 <= v < 100 else "0 <= diff_percent < 100"),
-        Param(name="increase_threshold_percent", kind=Kind.FLOAT, default=5.0, doc="allowed rise above the best loss, percent", check=non_negative),
-        Param(name="mode", kind=Kind.STR, doc="EVAL, TRAIN or GLOBAL (default: mode of the loss's first saved step)", choices=("EVAL", "TRAIN", "GLOBAL")),
+        Param(
+            name="diff_percent",
+            kind=Kind.FLOAT,
+            default=0.1,
+            doc="required decrease in percent",
+            check=lambda v: None if 0 <= v < 100 else "0 <= diff_percent < 100",
+        ),
+        Param(
+            name="increase_threshold_percent",
+            kind=Kind.FLOAT,
+            default=5.0,
+            doc="allowed rise above the best loss, percent",
+            check=non_negative,
+        ),
+        Param(
+            name="mode",
+            kind=Kind.STR,
+            doc="EVAL, TRAIN or GLOBAL (default: mode of the loss's first saved step)",
+            choices=("EVAL", "TRAIN", "GLOBAL"),
+        ),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._modes: dict[str, ModeKeys] = {}
         self._last_eval: dict[str, int] = {}
@@ -159,9 +178,25 @@ class LossNotDecreasing(_LossRule):
             what = "mean " if len(current) > 1 or len(base_vals) > 1 or mode is ModeKeys.EVAL else ""
             required = base - abs(base) * self.p["diff_percent"] / 100.0
             if now > required:
-                findings.append(self.finding(step, f"{what}loss {name} ({mode.name}) is {now:.5g} at step {mode_step}, not below {required:.5g} ({self.p['diff_percent']:g}% under {base:.5g} at step {base_end})", tensor=name, value=now, threshold=required))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{what}loss {name} ({mode.name}) is {now:.5g} at step {mode_step}, not below {required:.5g} ({self.p['diff_percent']:g}% under {base:.5g} at step {base_end})",
+                        tensor=name,
+                        value=now,
+                        threshold=required,
+                    )
+                )
             elif best is not None and now > best + abs(best) * self.p["increase_threshold_percent"] / 100.0:
-                findings.append(self.finding(step, f"{what}loss {name} ({mode.name}) rose to {now:.5g}, more than {self.p['increase_threshold_percent']:g}% above the best {best:.5g}", tensor=name, value=now, threshold=best))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{what}loss {name} ({mode.name}) rose to {now:.5g}, more than {self.p['increase_threshold_percent']:g}% above the best {best:.5g}",
+                        tensor=name,
+                        value=now,
+                        threshold=best,
+                    )
+                )
         return _result(findings, seen)
 
 
@@ -189,11 +224,15 @@ class Overfit(_LossRule):
     PARAMETERS = (
         Param(name="tensor_regex", kind=Kind.STR_LIST, doc="regexes of the loss (default: the 'losses' collection)"),
         Param(name="start_step", kind=Kind.INT, default=0, doc="first global step compared", check=non_negative),
-        Param(name="patience", kind=Kind.INT, default=1, doc="consecutive evaluations over the threshold", check=positive),
+        Param(
+            name="patience", kind=Kind.INT, default=1, doc="consecutive evaluations over the threshold", check=positive
+        ),
         Param(name="ratio_threshold", kind=Kind.FLOAT, default=0.1, doc="allowed relative gap", check=non_negative),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._count: dict[str, int] = {}
 
@@ -207,7 +246,13 @@ class Overfit(_LossRule):
         self._count[key] = self._count.get(key, 0) + 1 if ratio > self.p["ratio_threshold"] else 0
         if self._count[key] < self.p["patience"]:
             return None
-        return self.finding(step, f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g} for {self._count[key]} evaluation(s)", tensor=key, value=ratio, threshold=self.p["ratio_threshold"])
+        return self.finding(
+            step,
+            f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g} for {self._count[key]} evaluation(s)",
+            tensor=key,
+            value=ratio,
+            threshold=self.p["ratio_threshold"],
+        )
 
     def evaluate(self, step: int) -> RuleResult:
         if step < self.p["start_step"]:
@@ -248,14 +293,26 @@ class Overtraining(_LossRule):
     judged at the pass's end (the weights do not change inside a pass). XGBoost:
     ``train-<m>`` and ``validation-<m>`` loss metrics, one value per boosting round."""
 
-    DESCRIPTION = "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
+    DESCRIPTION = (
+        "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
+    )
     PARAMETERS = (
         Param(name="patience_train", kind=Kind.INT, default=5, doc="TRAIN steps without a new optimum", check=positive),
-        Param(name="patience_validation", kind=Kind.INT, default=10, doc="EVAL steps without a new optimum", check=positive),
-        Param(name="delta", kind=Kind.FLOAT, default=0.01, doc="minimum improvement for a new optimum", check=non_negative),
+        Param(
+            name="patience_validation",
+            kind=Kind.INT,
+            default=10,
+            doc="EVAL steps without a new optimum",
+            check=positive,
+        ),
+        Param(
+            name="delta", kind=Kind.FLOAT, default=0.01, doc="minimum improvement for a new optimum", check=non_negative
+        ),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._best: dict[tuple[str, str], float] = {}
         self._since: dict[tuple[str, str], int] = {}
@@ -297,5 +354,13 @@ class Overtraining(_LossRule):
                 continue
             self._since[key] += weight
             if self._since[key] >= patience:
-                findings.append(self.finding(step, f"{which} loss {name} ({now:.5g}) has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})", tensor=name, value=now, threshold=best - self.p["delta"]))
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{which} loss {name} ({now:.5g}) has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})",
+                        tensor=name,
+                        value=now,
+                        threshold=best - self.p["delta"],
+                    )
+                )
         return _result(findings, seen)

@@ -27,13 +27,15 @@ from ._registry import BUILTIN_RULES
 
 __all__ = ["RECOMMENDED_RULE_PARAMETERS", "recommended_rule", "recommended_rule_parameters"]
 
-RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "LossNotDecreasing": MappingProxyType({"num_steps": "40", "increase_threshold_percent": "20"}),
-    "Overtraining": MappingProxyType({"patience_train": "10", "patience_validation": "20", "delta": "0"}),
-    "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5"}),
-    "Confusion": MappingProxyType({"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5"}),
-    "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
-})
+RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {
+        "LossNotDecreasing": MappingProxyType({"num_steps": "40", "increase_threshold_percent": "20"}),
+        "Overtraining": MappingProxyType({"patience_train": "10", "patience_validation": "20", "delta": "0"}),
+        "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5"}),
+        "Confusion": MappingProxyType({"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5"}),
+        "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
+    }
+)
 
 
 def recommended_rule_parameters(rule_name: str) -> dict[str, str]:
@@ -49,6 +51,8 @@ def recommended_rule(rule_name: str, **rule_kwargs: Any) -> Any:
     in ``rule_kwargs`` are applied on top of the recommended ones."""
     params = recommended_rule_parameters(rule_name)
     params.update(rule_kwargs.pop("rule_parameters", None) or {})
-    snake = {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(rule_name) or "".join("_" + c.lower() if c.isupper() else c for c in rule_name).lstrip("_")
+    snake = {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
+        rule_name
+    ) or "".join("_" + c.lower() if c.isupper() else c for c in rule_name).lstrip("_")
     base = getattr(rule_configs, snake)()
     return Rule.sagemaker(base, rule_parameters=params or None, **rule_kwargs)

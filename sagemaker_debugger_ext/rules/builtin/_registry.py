@@ -24,29 +24,31 @@ from ._xgboost_report import CreateXgboostReport
 
 __all__ = ["BUILTIN_RULES"]
 
-BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType({
-    cls.__name__: cls
-    for cls in (
-        VanishingGradient,
-        ExplodingTensor,
-        WeightUpdateRatio,
-        AllZero,
-        ClassImbalance,
-        LossNotDecreasing,
-        Overfit,
-        Overtraining,
-        SimilarAcrossRuns,
-        StalledTrainingRule,
-        TensorVariance,
-        UnchangedTensor,
-        CheckInputImages,
-        NLPSequenceRatio,
-        Confusion,
-        FeatureImportanceOverweight,
-        TreeDepth,
-        DeadRelu,
-        PoorWeightInitialization,
-        SaturatedActivation,
-        CreateXgboostReport,
-    )
-})
+BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType(
+    {
+        cls.__name__: cls
+        for cls in (
+            VanishingGradient,
+            ExplodingTensor,
+            WeightUpdateRatio,
+            AllZero,
+            ClassImbalance,
+            LossNotDecreasing,
+            Overfit,
+            Overtraining,
+            SimilarAcrossRuns,
+            StalledTrainingRule,
+            TensorVariance,
+            UnchangedTensor,
+            CheckInputImages,
+            NLPSequenceRatio,
+            Confusion,
+            FeatureImportanceOverweight,
+            TreeDepth,
+            DeadRelu,
+            PoorWeightInitialization,
+            SaturatedActivation,
+            CreateXgboostReport,
+        )
+    }
+)

@@ -20,7 +20,9 @@ __all__ = ["ends_pass", "lower_is_better", "mean", "metric_kind", "pass_steps"]
 _TRAIN_PREFIXES = ("train",)
 _VAL_PREFIXES = ("validation", "valid", "val", "eval", "test")
 # XGBoost evaluation metrics that are losses (lower is better), as the hooks' "losses" collection
-_LOSS_METRIC = re.compile(r"(rmse|rmsle|mae|mape|mphe|logloss|mlogloss|error|merror|[a-z]+-nloglik|gamma-deviance|tweedie-nloglik.*)(@.*)?")
+_LOSS_METRIC = re.compile(
+    r"(rmse|rmsle|mae|mape|mphe|logloss|mlogloss|error|merror|[a-z]+-nloglik|gamma-deviance|tweedie-nloglik.*)(@.*)?"
+)
 
 
 def metric_kind(name: str) -> tuple[str, str] | None:

@@ -26,7 +26,9 @@ class StalledTrainingRule(BuiltinRule):
         Param(name="training_job_name_prefix", kind=Kind.STR, doc="job to stop (prefix, must match exactly one job)"),
     )
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self.clock: Callable[[], float] = time.monotonic
         self.sleep: Callable[[float], None] = time.sleep
@@ -65,6 +67,12 @@ class StalledTrainingRule(BuiltinRule):
             return RuleResult.not_met()
         at, waited = self._stalled_at
         return RuleResult.met(
-            self.finding(at, f"no new step after step {at - 1} for {waited:.1f} s > threshold {self.p['threshold']:g} s", value=round(waited, 3), threshold=self.p["threshold"], mode="GLOBAL"),
+            self.finding(
+                at,
+                f"no new step after step {at - 1} for {waited:.1f} s > threshold {self.p['threshold']:g} s",
+                value=round(waited, 3),
+                threshold=self.p["threshold"],
+                mode="GLOBAL",
+            ),
             end_of_rule=True,
         )

@@ -77,7 +77,9 @@ class ExplodingTensor(_SelectedTensorsRule):
 
     NAN_BY_CONSTRUCTION = "trees/Split"  # XGBoost's tree table: leaves have no split value
 
-    def __init__(self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any) -> None:
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._reduced: set[str] = set()  # tensors judged by their reductions (no raw value saved)
 
@@ -89,7 +91,11 @@ class ExplodingTensor(_SelectedTensorsRule):
 
     def status_note(self) -> str | None:
         note = super().status_note()
-        if self.p["tensor_regex"] or self.p["collection_names"] or not self.base_trial.has_tensor(self.NAN_BY_CONSTRUCTION):
+        if (
+            self.p["tensor_regex"]
+            or self.p["collection_names"]
+            or not self.base_trial.has_tensor(self.NAN_BY_CONSTRUCTION)
+        ):
             return note
         ignored = f"ignored {self.NAN_BY_CONSTRUCTION} (NaN by construction: XGBoost leaves have no split value)"
         return f"{note}; {ignored}" if note else ignored
@@ -173,7 +179,11 @@ class AllZero(_SelectedTensorsRule):
         if pct < self.p["threshold"]:
             return None
         return self.finding(
-            step, f"{pct:.1f}% of tensor {name} is zero at step {step}", tensor=name, value=pct, threshold=self.p["threshold"]
+            step,
+            f"{pct:.1f}% of tensor {name} is zero at step {step}",
+            tensor=name,
+            value=pct,
+            threshold=self.p["threshold"],
         )
 
 
@@ -194,7 +204,9 @@ class TensorVariance(_SelectedTensorsRule):
     def status_note(self) -> str | None:
         missing = []
         if not (self.p["collection_names"] or self.p["tensor_regex"]):
-            missing.append("'collection_names' or 'tensor_regex' (the tensors to inspect, e.g. collection_names=weights)")
+            missing.append(
+                "'collection_names' or 'tensor_regex' (the tensors to inspect, e.g. collection_names=weights)"
+            )
         if self.p["max_threshold"] is None and self.p["min_threshold"] is None:
             missing.append("'max_threshold' and/or 'min_threshold' (bounds of the variance, e.g. max_threshold=10)")
         if missing:
@@ -212,9 +224,13 @@ class TensorVariance(_SelectedTensorsRule):
         var = float(np.var(value.astype(np.float64)))
         hi, lo = self.p["max_threshold"], self.p["min_threshold"]
         if hi is not None and var > hi:
-            return self.finding(step, f"variance of {name} is {var:.4g} > max_threshold {hi}", tensor=name, value=var, threshold=hi)
+            return self.finding(
+                step, f"variance of {name} is {var:.4g} > max_threshold {hi}", tensor=name, value=var, threshold=hi
+            )
         if lo is not None and var < lo:
-            return self.finding(step, f"variance of {name} is {var:.4g} < min_threshold {lo}", tensor=name, value=var, threshold=lo)
+            return self.finding(
+                step, f"variance of {name} is {var:.4g} < min_threshold {lo}", tensor=name, value=var, threshold=lo
+            )
         return None
 
 
@@ -229,7 +245,13 @@ class UnchangedTensor(_SelectedTensorsRule):
     PARAMETERS = (
         _COLLECTIONS,
         _REGEX,
-        Param(name="num_steps", kind=Kind.INT, default=3, doc="saved steps compared", check=lambda v: None if v >= 2 else ">= 2"),
+        Param(
+            name="num_steps",
+            kind=Kind.INT,
+            default=3,
+            doc="saved steps compared",
+            check=lambda v: None if v >= 2 else ">= 2",
+        ),
         Param(name="rtol", kind=Kind.FLOAT, default=1e-05, doc="np.allclose rtol", check=non_negative),
         Param(name="atol", kind=Kind.FLOAT, default=1e-08, doc="np.allclose atol", check=non_negative),
         Param(name="equal_nan", kind=Kind.BOOL, default=False, doc="NaNs compare equal"),
@@ -291,7 +313,11 @@ class SimilarAcrossRuns(_SelectedTensorsRule):
                 continue
             same = theirs.shape == value.shape and np.allclose(value, theirs, equal_nan=True)
             if not same:
-                diff = float(np.max(np.abs(value.astype(np.float64) - theirs.astype(np.float64)))) if theirs.shape == value.shape else "shape"
+                diff = (
+                    float(np.max(np.abs(value.astype(np.float64) - theirs.astype(np.float64))))
+                    if theirs.shape == value.shape
+                    else "shape"
+                )
                 return self.finding(
                     step,
                     f"tensor {name} differs from other trial {i} at step {step} (max |diff| {diff})",

@@ -23,7 +23,9 @@ class FeatureImportanceOverweight(BuiltinRule):
     PARAMETERS = (
         Param(name="threshold", kind=Kind.FLOAT, default=0.8, doc="allowed share of the top features", check=fraction),
         Param(name="nfeatures", kind=Kind.INT, default=3, doc="how many top features are summed", check=positive),
-        Param(name="tensor_regex", kind=Kind.STR_LIST, default=[".*feature_importance/weight"], doc="importance tensors"),
+        Param(
+            name="tensor_regex", kind=Kind.STR_LIST, default=[".*feature_importance/weight"], doc="importance tensors"
+        ),
     )
 
     def evaluate(self, step: int) -> RuleResult:
@@ -41,7 +43,13 @@ class FeatureImportanceOverweight(BuiltinRule):
         share = sum(values[n] for n in top) / total
         if share > self.p["threshold"]:
             return RuleResult.met(
-                self.finding(step, f"top {self.p['nfeatures']} of {len(values)} features ({', '.join(n.rsplit('/', 1)[-1] for n in top)}) hold {share:.3f} of the importance > threshold {self.p['threshold']:g}", tensor=top[0], value=share, threshold=self.p["threshold"])
+                self.finding(
+                    step,
+                    f"top {self.p['nfeatures']} of {len(values)} features ({', '.join(n.rsplit('/', 1)[-1] for n in top)}) hold {share:.3f} of the importance > threshold {self.p['threshold']:g}",
+                    tensor=top[0],
+                    value=share,
+                    threshold=self.p["threshold"],
+                )
             )
         return RuleResult.not_met()
 
@@ -69,6 +77,12 @@ class TreeDepth(BuiltinRule):
         deepest = max(depths.values())
         if deepest < self.p["depth"]:
             return RuleResult.met(
-                self.finding(step, f"deepest of {len(depths)} trees has depth {deepest} < depth {self.p['depth']:g}", tensor=node_names[0], value=deepest, threshold=self.p["depth"])
+                self.finding(
+                    step,
+                    f"deepest of {len(depths)} trees has depth {deepest} < depth {self.p['depth']:g}",
+                    tensor=node_names[0],
+                    value=deepest,
+                    threshold=self.p["depth"],
+                )
             )
         return RuleResult.not_met()

@@ -38,7 +38,9 @@ class CreateXgboostReport(BuiltinRule):
     (loss) curves, feature importance, confusion matrix, label/prediction distributions
     and hyperparameters, each plot a PNG embedded as a data URI. Never fires."""
 
-    DESCRIPTION = "writes xgboost_report.html (metric curves, feature importance, confusion matrix, distributions); never fires"
+    DESCRIPTION = (
+        "writes xgboost_report.html (metric curves, feature importance, confusion matrix, distributions); never fires"
+    )
     PARAMETERS = ()
 
     def evaluate(self, step: int) -> RuleResult:
@@ -60,7 +62,9 @@ class CreateXgboostReport(BuiltinRule):
 
     def _metrics(self) -> list[str]:
         names = set(self.select_tensors(["metrics"]))
-        names.update(n for n in self.base_trial.tensor_names() if n.split("-", 1)[0].lower() in _METRIC_PREFIXES and "-" in n)
+        names.update(
+            n for n in self.base_trial.tensor_names() if n.split("-", 1)[0].lower() in _METRIC_PREFIXES and "-" in n
+        )
         return sorted(names)
 
     def _importances(self) -> dict[str, dict[str, float]]:
@@ -91,8 +95,12 @@ class CreateXgboostReport(BuiltinRule):
 
         metrics = self._metrics()
         if metrics:  # log axis when the metrics span orders of magnitude, NaN/inf rounds marked
-            curves = PlotData(title="Loss and metric curves", ylabel="metric value",
-                              series={m: self._series(m) for m in metrics}, legend_title="metric")
+            curves = PlotData(
+                title="Loss and metric curves",
+                ylabel="metric value",
+                series={m: self._series(m) for m in metrics},
+                legend_title="metric",
+            )
             sections.append(f"<h2>Loss and metric curves</h2>{plot_html(curves)}")
         for kind, values in sorted(self._importances().items()):
             top = sorted(values.items(), key=lambda kv: kv[1], reverse=True)[:20]
@@ -100,6 +108,7 @@ class CreateXgboostReport(BuiltinRule):
             def draw_imp(ax: Any, top: list[tuple[str, float]] = top) -> None:
                 ax.barh([k for k, _ in top][::-1], [v for _, v in top][::-1])
                 ax.set_xlabel("importance")
+
             figure(f"Feature importance ({kind})", draw_imp)
         labels_names = self.select_tensors(regexes=[r"(.*/)?labels$"])
         pred_names = self.select_tensors(regexes=[r"(.*/)?predictions$"])
@@ -107,7 +116,9 @@ class CreateXgboostReport(BuiltinRule):
         p = self._latest(pred_names[0]) if pred_names else None
         if y is not None and p is not None:
             yc, pc = class_ids(y), class_ids(p)
-            classification = y.size and np.all(np.mod(y.ravel(), 1) == 0) and len(np.unique(yc)) <= 50 and yc.shape == pc.shape
+            classification = (
+                y.size and np.all(np.mod(y.ravel(), 1) == 0) and len(np.unique(yc)) <= 50 and yc.shape == pc.shape
+            )
             if classification:
                 k = int(max(yc.max(), pc.max())) + 1
                 matrix = np.zeros((k, k), dtype=np.int64)
@@ -122,6 +133,7 @@ class CreateXgboostReport(BuiltinRule):
                     ax.set_yticks(range(k))
                     ax.set_xlabel("predicted class")
                     ax.set_ylabel("label (class)")
+
                 accuracy = float(np.trace(matrix)) / max(int(matrix.sum()), 1)
                 figure("Confusion matrix", draw_cm, f"<p>Accuracy: {accuracy:.4f}</p>")
 
@@ -129,10 +141,16 @@ class CreateXgboostReport(BuiltinRule):
                 ax.hist(np.asarray(y, dtype=np.float64).ravel(), bins=30, alpha=0.6, label="labels")
                 ax.hist(np.asarray(p, dtype=np.float64).ravel(), bins=30, alpha=0.6, label="predictions")
                 ax.legend()
+
             figure("Label and prediction distributions", draw_dist)
-        hps = {n.split("hyperparameters/", 1)[1]: self._latest(n) for n in self.select_tensors(regexes=[r"(.*/)?hyperparameters/"])}
+        hps = {
+            n.split("hyperparameters/", 1)[1]: self._latest(n)
+            for n in self.select_tensors(regexes=[r"(.*/)?hyperparameters/"])
+        }
         if hps:
-            rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(_plain(v))}</td></tr>" for k, v in sorted(hps.items()))
+            rows = "".join(
+                f"<tr><td>{html.escape(k)}</td><td>{html.escape(_plain(v))}</td></tr>" for k, v in sorted(hps.items())
+            )
             sections.append(f"<h2>Hyperparameters</h2><table>{rows}</table>")
         steps = self.base_trial.steps()
         modes = sorted({self.mode_of(s)[0].name for s in steps}) if steps else []
@@ -147,4 +165,3 @@ class CreateXgboostReport(BuiltinRule):
         )
         output_dir.mkdir(parents=True, exist_ok=True)
         (output_dir / REPORT_FILE).write_text(page, encoding="utf-8")
-

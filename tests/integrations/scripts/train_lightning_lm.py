@@ -19,8 +19,9 @@ class LitLM(pl.LightningModule):
     def __init__(self) -> None:
         super().__init__()
         torch.manual_seed(0)
-        config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=VOCAB, n_positions=SEQ,
-                                         bos_token_id=0, eos_token_id=0)
+        config = transformers.GPT2Config(
+            n_layer=2, n_embd=32, n_head=2, vocab_size=VOCAB, n_positions=SEQ, bos_token_id=0, eos_token_id=0
+        )
         self.model = transformers.GPT2LMHeadModel(config)
 
     def training_step(self, batch, batch_idx):
@@ -32,6 +33,13 @@ class LitLM(pl.LightningModule):
 
 
 ids = (torch.randint(0, VOCAB, (16, 1)) + torch.arange(SEQ)) % VOCAB
-trainer = pl.Trainer(accelerator="cpu", max_epochs=args.epochs, accumulate_grad_batches=2, logger=False,
-                     enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+trainer = pl.Trainer(
+    accelerator="cpu",
+    max_epochs=args.epochs,
+    accumulate_grad_batches=2,
+    logger=False,
+    enable_checkpointing=False,
+    enable_progress_bar=False,
+    enable_model_summary=False,
+)
 trainer.fit(LitLM(), torch.utils.data.DataLoader(ids, batch_size=4))

@@ -14,29 +14,19 @@ def lambda_handler(event, context):
 
     if eval_statuses is None or len(eval_statuses) == 0:
         logging.info("Couldn't find any debug rule statuses, skipping...")
-        return {
-            'statusCode': 200,
-            'body': json.dumps('Nothing to do')
-        }
+        return {"statusCode": 200, "body": json.dumps("Nothing to do")}
 
-    client = boto3.client('sagemaker')
+    client = boto3.client("sagemaker")
 
     for status in eval_statuses:
         if status.get("RuleEvaluationStatus") == "IssuesFound":
             logging.info(
                 'Evaluation of rule configuration {} resulted in "IssuesFound". '
-                'Attempting to stop training job {}'.format(
-                    status.get("RuleConfigurationName"), training_job_name
-                )
+                "Attempting to stop training job {}".format(status.get("RuleConfigurationName"), training_job_name)
             )
             try:
-                client.stop_training_job(
-                    TrainingJobName=training_job_name
-                )
+                client.stop_training_job(TrainingJobName=training_job_name)
             except Exception as e:
-                logging.error(
-                    "Encountered error while trying to "
-                    f"stop training job {training_job_name}: {e!s}"
-                )
+                logging.error(f"Encountered error while trying to stop training job {training_job_name}: {e!s}")
                 raise e
     return None

@@ -27,7 +27,14 @@ def _status(path, status, details=""):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("cmd")
-    for flag in ("--trial-path", "--rule-name", "--rule-parameters-file", "--output-dir", "--status-file", "--stop-file"):
+    for flag in (
+        "--trial-path",
+        "--rule-name",
+        "--rule-parameters-file",
+        "--output-dir",
+        "--status-file",
+        "--stop-file",
+    ):
         p.add_argument(flag)
     a = p.parse_args()
     params = json.loads(Path(a.rule_parameters_file).read_text())

@@ -42,8 +42,16 @@ if root:
     write_collections_file(
         root,
         worker,
-        {"losses": {"name": "losses", "include_regex": ["loss"], "tensor_names": ["loss"],
-                    "reduction_config": None, "save_config": None, "save_histogram": False}},
+        {
+            "losses": {
+                "name": "losses",
+                "include_regex": ["loss"],
+                "tensor_names": ["loss"],
+                "reduction_config": None,
+                "save_config": None,
+                "save_histogram": False,
+            }
+        },
         world,
     )
 for step in range(args.steps):

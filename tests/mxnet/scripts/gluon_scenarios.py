@@ -26,15 +26,24 @@ y = mx.nd.array(np.arange(16) % 3)
 
 kwargs = {
     "default": {"save_config": smd.SaveConfig(save_interval=1)},
-    "wbg": {"save_config": smd.SaveConfig(save_interval=2),
-            "include_collections": ["weights", "biases", "gradients", "losses"]},
+    "wbg": {
+        "save_config": smd.SaveConfig(save_interval=2),
+        "include_collections": ["weights", "biases", "gradients", "losses"],
+    },
     "save_all": {"save_config": smd.SaveConfig(save_steps=[0, 3]), "save_all": True},
     "regex": {"save_config": smd.SaveConfig(save_interval=1), "include_regex": [".*dense1.*output"]},
-    "modes": {"save_config": {smd.modes.TRAIN: smd.SaveConfigMode(save_interval=2),
-                              smd.modes.EVAL: smd.SaveConfigMode(save_interval=1)},
-              "include_collections": ["weights", "losses"]},
-    "reductions": {"save_config": smd.SaveConfig(save_interval=1), "include_collections": ["weights", "gradients"],
-                   "reduction_config": smd.ReductionConfig(reductions=["max", "mean"], norms=["l2"])},
+    "modes": {
+        "save_config": {
+            smd.modes.TRAIN: smd.SaveConfigMode(save_interval=2),
+            smd.modes.EVAL: smd.SaveConfigMode(save_interval=1),
+        },
+        "include_collections": ["weights", "losses"],
+    },
+    "reductions": {
+        "save_config": smd.SaveConfig(save_interval=1),
+        "include_collections": ["weights", "gradients"],
+        "reduction_config": smd.ReductionConfig(reductions=["max", "mean"], norms=["l2"]),
+    },
     "custom": {"save_config": smd.SaveConfig(save_interval=1), "include_collections": ["relu_acts", "losses"]},
 }[scenario]
 hook = smd.Hook(out_dir=out_dir, **kwargs)

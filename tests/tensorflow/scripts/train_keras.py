@@ -27,8 +27,11 @@ parser.add_argument("--nan-at-step", type=int, default=-1)
 parser.add_argument("--step-seconds", type=float, default=0.0)
 args, unknown = parser.parse_known_args()
 tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-print(f"model_dir={args.model_dir} hosts={os.environ.get('SM_HOSTS')} current={os.environ.get('SM_CURRENT_HOST')} "
-      f"tf_config_task={tf_config.get('task')}", flush=True)
+print(
+    f"model_dir={args.model_dir} hosts={os.environ.get('SM_HOSTS')} current={os.environ.get('SM_CURRENT_HOST')} "
+    f"tf_config_task={tf_config.get('task')}",
+    flush=True,
+)
 
 hook = smd.get_hook(hook_type="keras", create_if_not_exists=True)
 print(f"hook={hook!r}", flush=True)
@@ -36,8 +39,14 @@ rng = np.random.default_rng(0)
 x = rng.normal(size=(64, 8)).astype("float32")
 y = (x.sum(axis=1, keepdims=True) > 0).astype("float32")
 keras.utils.set_random_seed(0)
-model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(8, activation="relu", name="dense"),
-                          keras.layers.Dense(1, activation="sigmoid", name="out")], name="net")
+model = keras.Sequential(
+    [
+        keras.Input(shape=(8,)),
+        keras.layers.Dense(8, activation="relu", name="dense"),
+        keras.layers.Dense(1, activation="sigmoid", name="out"),
+    ],
+    name="net",
+)
 model.compile(optimizer=keras.optimizers.SGD(args.learning_rate), loss="binary_crossentropy", metrics=["accuracy"])
 
 

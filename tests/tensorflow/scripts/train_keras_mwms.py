@@ -35,8 +35,14 @@ x = rng.normal(size=(64, 8)).astype("float32")
 y = (x.sum(axis=1, keepdims=True) > 0).astype("float32")
 keras.utils.set_random_seed(0)
 with strategy.scope():
-    model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(8, activation="relu", name="dense"),
-                              keras.layers.Dense(1, activation="sigmoid", name="out")], name="net")
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(8,)),
+            keras.layers.Dense(8, activation="relu", name="dense"),
+            keras.layers.Dense(1, activation="sigmoid", name="out"),
+        ],
+        name="net",
+    )
     model.compile(optimizer=keras.optimizers.SGD(0.05), loss="binary_crossentropy")
 
 
