@@ -12,14 +12,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from sagemaker_debugger_ext.rules.builtin._registry import rule_configs_name
+
 CASES_DIR = Path(__file__).resolve().parent / "rule_cases"
-
-
-def snake(name: str) -> str:
-    """The ``rule_configs`` function of a built-in rule: ``LossNotDecreasing`` -> ``loss_not_decreasing``."""
-    return {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
-        name, "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-    )
 
 
 def wait_for_rules(est: Any, timeout_s: float = 600.0) -> dict[str, dict[str, Any]]:
@@ -52,7 +47,7 @@ def run_rule_job(
 
     rule_objs = []
     for rule, params in rules.items():
-        base = getattr(rule_configs, snake(rule))()
+        base = getattr(rule_configs, rule_configs_name(rule))()
         rule_objs.append(Rule.sagemaker(base, rule_parameters=dict(params)) if params else Rule.sagemaker(base))
     est = Estimator(
         entry_point=entry_point,

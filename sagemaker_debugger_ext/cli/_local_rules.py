@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
 from ..config import CollectionConfig, Rule, rule_configs
+from ..rules.builtin._registry import rule_configs_name
 
 __all__ = ["builtin_rule", "custom_rule", "parse_key_values"]
 
@@ -24,10 +24,6 @@ def parse_key_values(text: str, *, field: str) -> dict[str, str]:
             raise ConfigValueError(msg, field=field, value=text)
         out[key.strip()] = value.strip()
     return out
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 def _actions(params: dict[str, str]) -> Any:
@@ -49,7 +45,7 @@ def builtin_rule(spec: str, *, save_interval: int | None = None) -> Any:
     """A built-in Debugger rule from ``NAME[:k=v,...]`` (``stop_training=true`` adds StopTraining)."""
     name, _, rest = spec.partition(":")
     params = parse_key_values(rest, field="--rule")
-    factory = getattr(rule_configs, _snake(name), None)
+    factory = getattr(rule_configs, rule_configs_name(name), None)
     if factory is None or not callable(factory):
         msg = field_error_message("--rule", "a built-in rule name such as ExplodingTensor or LossNotDecreasing", name)
         raise ConfigValueError(msg, field="--rule", value=name)

@@ -51,7 +51,7 @@ def atomic_write(
         fd = _open_for_write(tmp, new_dir=new_dir)
     except OSError as exc:
         raise _disk_full(exc, target) from exc
-    try:
+    with _replaced_or_discarded(tmp, target):
         try:
             if isinstance(data, str):
                 data = data.encode("utf-8")
@@ -61,12 +61,6 @@ def atomic_write(
             written = _write_all(fd, chunks)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        _discard(tmp)
-        if isinstance(exc, OSError):
-            raise _disk_full(exc, target) from exc
-        raise
     return written
 
 
@@ -76,11 +70,19 @@ def atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
     removed when it fails. Parent folders are created."""
     target = os.fspath(path)
     tmp = temp_name(target)
-    try:
+    with _replaced_or_discarded(tmp, target):
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         yield tmp
         if _LIMIT is not None:
             _injected_limit(target, [b"\0" * os.path.getsize(tmp)])
+
+
+@contextlib.contextmanager
+def _replaced_or_discarded(tmp: str, target: str) -> Iterator[None]:
+    """Rename ``tmp`` over ``target`` when the block succeeds; otherwise remove ``tmp`` and
+    re-raise (a full disk as :class:`DiskFullError` naming the folder)."""
+    try:
+        yield
         os.replace(tmp, target)
     except BaseException as exc:
         _discard(tmp)

@@ -50,3 +50,17 @@ def test_confusion_judges_an_evaluation_pass_as_one_matrix(
     trial = make_trial(steps, modes=modes)
     assert fires(Confusion(trial, mode="EVAL", min_diag="0.6", max_off_diag="0.4")) is None
     assert fires(Confusion(trial, min_diag="0.6", max_off_diag="0.4")) == 0  # every step: the untrained TRAIN step 0
+
+
+def test_every_builtin_rule_has_its_rule_configs_function() -> None:
+    """One name mapping (CLI, presets, benchmarks): each built-in rule names a real
+    ``smdebug_rulesconfig`` function whose rule is that rule; acronyms stay one word."""
+    import smdebug_rulesconfig
+
+    from sagemaker_debugger_ext.rules.builtin._registry import BUILTIN_RULES, rule_configs_name
+
+    assert rule_configs_name("NLPSequenceRatio") == "nlp_sequence_ratio"
+    assert rule_configs_name("StalledTrainingRule") == "stalled_training_rule"
+    for name in BUILTIN_RULES:
+        factory = getattr(smdebug_rulesconfig, rule_configs_name(name))
+        assert factory()["DebugRuleConfiguration"]["RuleParameters"]["rule_to_invoke"] == name

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ...config import Rule, rule_configs
-from ._registry import BUILTIN_RULES
+from ._registry import BUILTIN_RULES, rule_configs_name
 
 __all__ = ["RECOMMENDED_RULE_PARAMETERS", "recommended_rule", "recommended_rule_parameters"]
 
@@ -51,8 +51,5 @@ def recommended_rule(rule_name: str, **rule_kwargs: Any) -> Any:
     in ``rule_kwargs`` are applied on top of the recommended ones."""
     params = recommended_rule_parameters(rule_name)
     params.update(rule_kwargs.pop("rule_parameters", None) or {})
-    snake = {"StalledTrainingRule": "stalled_training_rule", "NLPSequenceRatio": "nlp_sequence_ratio"}.get(
-        rule_name
-    ) or "".join("_" + c.lower() if c.isupper() else c for c in rule_name).lstrip("_")
-    base = getattr(rule_configs, snake)()
+    base = getattr(rule_configs, rule_configs_name(rule_name))()
     return Rule.sagemaker(base, rule_parameters=params or None, **rule_kwargs)

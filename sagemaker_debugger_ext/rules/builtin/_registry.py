@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -22,7 +23,7 @@ from ._tensors import (
 from ._xgboost import FeatureImportanceOverweight, TreeDepth
 from ._xgboost_report import CreateXgboostReport
 
-__all__ = ["BUILTIN_RULES"]
+__all__ = ["BUILTIN_RULES", "rule_configs_name"]
 
 BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType(
     {
@@ -52,3 +53,12 @@ BUILTIN_RULES: Mapping[str, type[BuiltinRule]] = MappingProxyType(
         )
     }
 )
+
+
+_WORD_START = re.compile(r"(?<!^)(?=[A-Z][a-z])|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def rule_configs_name(rule_name: str) -> str:
+    """The ``smdebug_rulesconfig`` function of a rule: ``LossNotDecreasing`` ->
+    ``loss_not_decreasing``, ``NLPSequenceRatio`` -> ``nlp_sequence_ratio``."""
+    return _WORD_START.sub("_", rule_name).lower()
