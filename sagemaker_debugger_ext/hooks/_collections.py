@@ -19,6 +19,7 @@ from ._save_config import SaveConfig, SaveConfigMode
 
 __all__ = [
     "GRADIENT_PREFIX",
+    "NAMED_ONLY_COLLECTIONS",
     "NON_HISTOGRAM_COLLECTIONS",
     "PYTORCH_BUILTIN_REGEXES",
     "SCALAR_COLLECTIONS",
@@ -79,6 +80,8 @@ SCALAR_COLLECTIONS = frozenset(
 )
 NON_HISTOGRAM_COLLECTIONS = SCALAR_COLLECTIONS
 # Never saved in EVAL / PREDICT.
+# Not smdebug's: saved only when named (``save_all`` / "all" leave them out, as smdebug saves nothing like them).
+NAMED_ONLY_COLLECTIONS = frozenset({CollectionKeys.LAYER_STATS})
 TRAIN_ONLY_COLLECTIONS = frozenset(
     {CollectionKeys.GRADIENTS, CollectionKeys.OPTIMIZER_VARIABLES, CollectionKeys.LAYER_STATS}
 )

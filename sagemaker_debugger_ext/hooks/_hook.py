@@ -24,6 +24,7 @@ from ..modes import ModeKeys
 from ._arrays import to_numpy
 from ._claim import WorkerClaim, claim_worker
 from ._collections import (
+    NAMED_ONLY_COLLECTIONS,
     PYTORCH_BUILTIN_REGEXES,
     Collection,
     CollectionKeys,
@@ -179,7 +180,9 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         cm = self.collection_manager
         cm.check_configured()
         every = CollectionKeys.ALL in self.include_collections
-        self._to_save = [c for c in cm if every or c.name in self.include_collections]
+        self._to_save = [
+            c for c in cm if c.name in self.include_collections or (every and c.name not in NAMED_ONLY_COLLECTIONS)
+        ]
         for coll in cm:
             self._complete(coll)
         self._schedule = DueCollections(self._to_save)

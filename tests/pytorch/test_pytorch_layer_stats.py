@@ -97,3 +97,16 @@ def test_layer_stats_follow_the_collection_interval_and_leave_no_hooks(tmp_path:
     assert all(not p._backward_hooks for p in model.parameters())
     trial = create_trial(str(tmp_path / "run"))
     assert trial.tensor("layer_stats/Net_fc2/gradient_norm").steps() == [0, 3, 6]
+
+
+def test_save_all_leaves_layer_stats_out(tmp_path: Path) -> None:
+    """``save_all`` saves what smdebug saves: no ``layer_stats/`` tensors unless named."""
+    model = Net()
+    hook = smd.Hook(out_dir=tmp_path / "run", save_all=True, context=TrainingContext())
+    hook.register_module(model)
+    x, y = torch.randn(4, 6), torch.randint(0, 3, (4,))
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    hook.close()
+    names = create_trial(str(tmp_path / "run")).tensor_names()
+    assert "gradient/Net_fc1.weight" in names
+    assert not [n for n in names if n.startswith("layer_stats/")]
