@@ -36,8 +36,9 @@ def plain_tensor(value: Any) -> tf.Tensor:
 def call_at_runtime(fn: Callable[..., None], tensors: Sequence[Any], when: tf.Variable | None = None) -> tf.Tensor:
     """Call ``fn(*arrays)`` with the tensors' values each time the traced graph runs.
 
-    Returns a token; make the traced code depend on it (``tf.control_dependencies``) so the
-    call is kept and ordered.
+    Returns a token. The call runs whenever the traced function runs (it is stateful, and
+    ``tf.function`` runs every stateful op before returning); depend on the token only to
+    order other work after it.
     """
     inputs = [plain_tensor(t) for t in tensors]
 
