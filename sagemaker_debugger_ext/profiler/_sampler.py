@@ -189,36 +189,21 @@ class SystemSampler:
         if net is not None and self._last_net is not None:
             recv = max(net[0] - self._last_net[0], 0) / dt
             sent = max(net[1] - self._last_net[1], 0) / dt
-            events.append(
-                SystemEvent(
-                    type="network",
-                    name="network",
-                    dimension="Algorithm",
-                    value=round(recv + sent, 1),
-                    node_id=node,
-                    timestamp=ts,
+            for label, value in (
+                ("Algorithm", recv + sent),
+                ("ReceiveBytesPerSecond", recv),
+                ("TransmitBytesPerSecond", sent),
+            ):
+                events.append(
+                    SystemEvent(
+                        type="network",
+                        name="network",
+                        dimension=label,
+                        value=round(value, 1),
+                        node_id=node,
+                        timestamp=ts,
+                    )
                 )
-            )
-            events.append(
-                SystemEvent(
-                    type="network",
-                    name="network",
-                    dimension="ReceiveBytesPerSecond",
-                    value=round(recv, 1),
-                    node_id=node,
-                    timestamp=ts,
-                )
-            )
-            events.append(
-                SystemEvent(
-                    type="network",
-                    name="network",
-                    dimension="TransmitBytesPerSecond",
-                    value=round(sent, 1),
-                    node_id=node,
-                    timestamp=ts,
-                )
-            )
         self._last_net = net
         if self._gpu is not None:
             for idx, util, mem_pct in self._gpu.read():

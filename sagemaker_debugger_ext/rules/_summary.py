@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from .._html import esc, table
+from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ._evidence import is_not_evaluated
 
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]
@@ -132,19 +133,7 @@ def rule_summary(description: Mapping[str, Any] | Iterable[Mapping[str, Any]], j
     return RuleSummary(job_name=job_name, rows=tuple(rows))
 
 
-_PROFILER_RULES = (
-    "ProfilerReport",
-    "BatchSize",
-    "CPUBottleneck",
-    "Dataloader",
-    "GPUMemoryIncrease",
-    "IOBottleneck",
-    "LoadBalancing",
-    "LowGPUUtilization",
-    "MaxInitializationTime",
-    "OverallSystemUsage",
-    "StepOutlier",
-)
+_PROFILER_RULES = (ProfilerReport.NAME, *PROFILER_RULES)
 
 
 def _looks_like_profiler_rule(status: Mapping[str, Any]) -> bool:
