@@ -134,8 +134,12 @@ class TapsMixin:
             if variables is None:  # Keras' own call path: apply_gradients(zip(...)) passes both
                 return original(grads, trainable_variables)
             pairs = [(g, v) for g, v in zip(grads, variables, strict=False) if g is not None]
+            result = original(grads, trainable_variables)
+            # after the update in program order: the tap (stateful) would otherwise hold the
+            # optimizer's variable updates back (automatic control dependencies); the gradient
+            # tensors are the same values either way
             self._tap([gradient_name(v) for _, v in pairs], CollectionKeys.GRADIENTS, [g for g, _ in pairs])
-            return original(grads, trainable_variables)
+            return result
 
         setattr(apply, _WRAPPED, original)
         optimizer.apply = apply
