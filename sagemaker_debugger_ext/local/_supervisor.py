@@ -1,9 +1,7 @@
 """The detached supervisor of one local job: ``python -m sagemaker_debugger_ext.local._supervisor DIR``.
 
-It prepares the hosts, starts the rule containers, the system monitor and the training
-processes, watches them (stop requests, StopTraining from rules, MaxRuntimeInSeconds),
-syncs the LocalPaths, and records every status change in ``state.json``. It is the only
-writer of ``state.json`` once started.
+It prepares the hosts, starts the rules, the system monitor and the training, watches them (stop requests,
+StopTraining, MaxRuntimeInSeconds), syncs the LocalPaths, and is the only writer of ``state.json``.
 """
 
 from __future__ import annotations
