@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._distributed import is_sharded
+
 __all__ = ["LAYER_STATS_PREFIX", "LayerStats", "layer_of"]
 
 LAYER_STATS_PREFIX = "layer_stats/"
@@ -60,7 +62,7 @@ class LayerStats:
 
     def begin(self, params: Sequence[tuple[str, torch.nn.Parameter]]) -> None:
         """Start gathering for a saved TRAIN step (call before its forward pass)."""
-        chosen = [(n, p) for n, p in params if p.requires_grad and not _sharded(p)]
+        chosen = [(n, p) for n, p in params if p.requires_grad and not is_sharded(p)]
         if not chosen:
             return
         self._params = [p for _, p in chosen]
@@ -120,7 +122,3 @@ def _by_layer(layers: Sequence[str]) -> dict[str, list[int]]:
 
 def _scalar(value: float) -> np.ndarray:
     return np.array([value], dtype=np.float32)
-
-
-def _sharded(param: torch.nn.Parameter) -> bool:
-    return type(param.data).__name__ == "DTensor" or type(param).__name__ == "DTensor"

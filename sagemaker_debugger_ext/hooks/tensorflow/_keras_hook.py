@@ -154,10 +154,8 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
     def _begin_batch(self, mode: ModeKeys) -> None:
         self.set_mode(mode)
         self._start_step()
-        if self._tapped:
-            self._tapped.clear()
-        if self._logged:
-            self._logged.clear()
+        self._tapped.clear()
+        self._logged.clear()
         self._set_taps(bool(self._due))
 
     def _on_batch_end(self, batch: int, logs: Mapping[str, Any] | None) -> None:

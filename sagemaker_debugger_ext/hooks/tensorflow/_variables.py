@@ -30,25 +30,25 @@ class VariableReader:
     """Reads lists of variables, batching plain TensorFlow ones into one traced call."""
 
     def __init__(self) -> None:
-        self._functions: dict[tuple[int, ...], tuple[Callable[[], list[tf.Tensor]], list[Any]] | None] = {}
+        # per list of variables (by identity): its traced reader, or None to read one by one;
+        # the entry keeps the variables alive, so their ids in the key stay theirs
+        self._readers: dict[tuple[int, ...], tuple[Callable[[], list[tf.Tensor]] | None, list[Any]]] = {}
 
     def read(self, variables: Sequence[Any]) -> list[Any]:
-        """The values of ``variables`` (tensors, or the variables themselves where they are
-        read one by one by the caller's conversion)."""
+        """The values of ``variables``: tensors, or the variables themselves where they are
+        read one by one (by the caller's conversion)."""
         key = tuple(id(v) for v in variables)
-        entry = self._functions.get(key, ...)
-        if entry is ...:
-            entry = self._functions[key] = self._trace(variables)
+        entry = self._readers.get(key)
         if entry is None:
-            return list(variables)
-        function, _ = entry
-        return function()
+            entry = self._readers[key] = (_trace(variables), list(variables))
+        function = entry[0]
+        return list(variables) if function is None else function()
 
-    @staticmethod
-    def _trace(variables: Sequence[Any]) -> tuple[Callable[[], list[tf.Tensor]], list[Any]] | None:
-        plain = [_tf_variable(v) for v in variables]
-        if len(variables) < 2 or any(v is None for v in plain):
-            return None
-        held = list(variables)  # keeps the ids of the key valid while the entry lives
-        function = tf.function(lambda: [tf.identity(v) for v in plain], autograph=False)
-        return function, held
+
+def _trace(variables: Sequence[Any]) -> Callable[[], list[tf.Tensor]] | None:
+    """One traced function returning the values of ``variables``; None when any of them is
+    not a plain TensorFlow variable (or there is only one)."""
+    plain = [_tf_variable(v) for v in variables]
+    if len(variables) < 2 or any(v is None for v in plain):
+        return None
+    return tf.function(lambda: [tf.identity(v) for v in plain], autograph=False)
