@@ -24,7 +24,15 @@ import numpy as np
 
 from ._exceptions import ConfigValueError, ReductionNotApplicableError, field_error_message
 
-__all__ = ["ALLOWED_NORMS", "ALLOWED_REDUCTIONS", "compute_reduction", "compute_reductions", "reductions_apply"]
+__all__ = [
+    "ALLOWED_NORMS",
+    "ALLOWED_REDUCTIONS",
+    "BATCHED_REDUCTIONS",
+    "compute_reduction",
+    "compute_reductions",
+    "compute_reductions_many",
+    "reductions_apply",
+]
 
 #: reductions without a value for a zero-length tensor (NaN); the others are 0 or 1
 _UNDEFINED_WHEN_EMPTY = frozenset({"min", "max", "mean", "std", "variance"})
@@ -88,21 +96,26 @@ def compute_reductions(ops: Sequence[tuple[str, bool]], array: Any, *, name: str
     The tensor is flattened, widened and made absolute once for all of them (the hook saves
     several reductions of every tensor of a big model at every saved step).
     """
-    for op, _ in ops:
-        if op not in _FUNCS:
-            msg = field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op)
-            raise ConfigValueError(msg, field="reduction", value=op)
+    _check_ops(ops)
     flat = np.asarray(array).reshape(-1)
     if not reductions_apply(flat.dtype):
         what = f"tensor {name}" if name else "a tensor"
         msg = f"reduction {ops[0][0] if ops else '?'!r} does not apply to {what} of dtype {flat.dtype}: reductions need numbers"
         raise ReductionNotApplicableError(msg)
     floating = np.issubdtype(flat.dtype, np.floating)
+    segmented = (
+        _reduce_segments([op for op in ops if op[0] in BATCHED_REDUCTIONS], flat, np.zeros(1, np.intp))
+        if floating and flat.size
+        else {}
+    )
     absolute: np.ndarray | None = None
     out = []
     for op, is_abs in ops:
         if flat.size == 0 and op in _UNDEFINED_WHEN_EMPTY:
             out.append(np.asarray(np.nan, dtype=flat.dtype if flat.dtype.kind in "fc" else np.float64))
+            continue
+        if (op, is_abs) in segmented:
+            out.append(np.asarray(segmented[op, is_abs][0]))
             continue
         source = flat
         if is_abs:
@@ -112,4 +125,86 @@ def compute_reductions(ops: Sequence[tuple[str, bool]], array: Any, *, name: str
     if floating:  # stored in the tensor's dtype; beyond its range: inf, as computed in it
         with np.errstate(over="ignore"):
             out = [v.astype(flat.dtype) for v in out]
+    return out
+
+
+def compute_reductions_many(ops: Sequence[tuple[str, bool]], arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The reductions ``ops`` of each of ``arrays`` (non-empty, of one float dtype) as a
+    ``(len(arrays), len(ops))`` array of that dtype: equal, value for value, to
+    :func:`compute_reductions` of each array, in a few passes over all of them.
+
+    The hook's writer thread reduces every saved tensor of a step with this: one NumPy call
+    per reduction for the whole step instead of one per tensor (each call takes the
+    interpreter lock back from the training thread). Tensors are reduced in batches of at
+    most ``_BATCH_VALUES`` values (plus one tensor), which bounds the temporary memory.
+
+    Raises:
+        ConfigValueError: an op is not allowed, or not one of the six that batch
+            (``min``, ``max``, ``mean``, ``sum``, ``l1``, ``l2``).
+    """
+    _check_ops(ops)
+    for op, _ in ops:
+        if op not in BATCHED_REDUCTIONS:
+            msg = field_error_message("reduction", f"one of {', '.join(sorted(BATCHED_REDUCTIONS))} (batched)", op)
+            raise ConfigValueError(msg, field="reduction", value=op)
+    dtype = arrays[0].dtype if arrays else np.dtype(np.float32)
+    out = np.empty((len(arrays), len(ops)), dtype=dtype)
+    start = 0
+    while start < len(arrays):
+        stop, count = start, 0
+        while stop < len(arrays) and (count == 0 or count + arrays[stop].size <= _BATCH_VALUES):
+            count += arrays[stop].size
+            stop += 1
+        batch = arrays[start:stop]
+        flat = np.concatenate([a.reshape(-1) for a in batch]) if len(batch) > 1 else batch[0].reshape(-1)
+        starts = np.zeros(len(batch), np.intp)
+        np.cumsum([a.size for a in batch[:-1]], out=starts[1:])
+        values = _reduce_segments(ops, flat, starts)
+        with np.errstate(over="ignore"):
+            for j, key in enumerate(ops):
+                out[start:stop, j] = values[key]
+        start = stop
+    return out
+
+
+#: the reductions :func:`compute_reductions_many` computes
+BATCHED_REDUCTIONS = frozenset({"min", "max", "mean", "sum", "l1", "l2"})
+_BATCH_VALUES = 1 << 22  # 16 MiB of float32 per batch; float64 temporaries twice that
+
+
+def _check_ops(ops: Sequence[tuple[str, bool]]) -> None:
+    for op, _ in ops:
+        if op not in _FUNCS:
+            msg = field_error_message("reduction", f"one of {', '.join((*ALLOWED_REDUCTIONS, *ALLOWED_NORMS))}", op)
+            raise ConfigValueError(msg, field="reduction", value=op)
+
+
+def _reduce_segments(
+    ops: Sequence[tuple[str, bool]], flat: np.ndarray, starts: np.ndarray
+) -> dict[tuple[str, bool], np.ndarray]:
+    """``ops`` of each non-empty segment ``flat[starts[i]:starts[i + 1]]`` of a real float
+    array, as float64 (sums) or ``flat``'s dtype (min, max) arrays of ``len(starts)``.
+
+    ``ufunc.reduceat`` reduces each segment on its own (a segment's values do not depend on
+    its neighbours), so one tensor alone and the same tensor among others give the same
+    numbers: the reader's reductions of a raw tensor equal the hook's. Sums accumulate in
+    float64 (see ``_acc``); squares are taken in float64, exact for float32 values.
+    """
+    sizes = np.diff(np.append(starts, flat.size))
+    absolute = np.abs(flat) if any(is_abs or op == "l1" for op, is_abs in ops) else flat
+    sums: dict[bool, np.ndarray] = {}
+    out: dict[tuple[str, bool], np.ndarray] = {}
+    for op, is_abs in ops:
+        source = absolute if is_abs else flat
+        if op == "min":
+            out[op, is_abs] = np.minimum.reduceat(source, starts)
+        elif op == "max":
+            out[op, is_abs] = np.maximum.reduceat(source, starts)
+        elif op == "l2":
+            out[op, is_abs] = np.sqrt(np.add.reduceat(np.square(flat, dtype=np.float64), starts))
+        else:  # sum, mean, l1: one float64 sum of the values (or of their absolutes) each
+            absolute_sum = is_abs or op == "l1"
+            if absolute_sum not in sums:
+                sums[absolute_sum] = np.add.reduceat(absolute if absolute_sum else flat, starts, dtype=np.float64)
+            out[op, is_abs] = sums[absolute_sum] / sizes if op == "mean" else sums[absolute_sum]
     return out

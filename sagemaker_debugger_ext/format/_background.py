@@ -16,6 +16,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ._closing import ClosesOnExit
@@ -27,6 +28,20 @@ _STOP = object()
 
 #: one file of a submitted group: (path, bytes or chunks, whether its folder is probably new)
 FileWrite = tuple[str, Data, bool]
+
+
+def _write_group(group: Iterable[FileWrite]) -> None:
+    for path, data, new_dir in group:
+        atomic_write(path, data, new_dir=new_dir)
+
+
+class _Uncounted:
+    """A job that takes no ``max_pending`` place."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        self.call = call
 
 
 class BackgroundWriter(ClosesOnExit):
@@ -72,15 +87,22 @@ class BackgroundWriter(ClosesOnExit):
         group = list(writes)
         self._enqueue(group, group[0][0] if group else None)
 
-    def submit_call(self, job: Callable[[], object]) -> None:
+    def submit_call(self, job: Callable[[], object], *, counted: bool = True) -> None:
         """Queue ``job()`` to run on the writer thread, in order with the file writes (the
         hook hands over a whole finished step this way: encoding included, which keeps
         that Python off the training thread).
 
+        Args:
+            job: the callable; its failure is raised by a later call, as a write's.
+            counted: whether the job takes one of the ``max_pending`` places (and may block
+                until one is free). Uncounted jobs never block: for work that prepares a
+                counted job submitted after it (the hook reduces a step's tensors this way
+                while the step trains), whose memory the caller bounds.
+
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
-        self._enqueue(job, None)
+        self._enqueue(job if counted else _Uncounted(job), None)
 
     def _enqueue(self, job: object, uri: str | None) -> None:
         self._raise_pending()
@@ -92,7 +114,8 @@ class BackgroundWriter(ClosesOnExit):
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
                     self._thread.start()
-        self._slots.get()  # blocks while max_pending jobs wait
+        if type(job) is not _Uncounted:
+            self._slots.get()  # blocks while max_pending jobs wait
         self._jobs.put(job)
 
     def _run(self) -> None:
@@ -104,19 +127,22 @@ class BackgroundWriter(ClosesOnExit):
             if isinstance(job, threading.Event):  # a flush() marker
                 job.set()
                 continue
+            if type(job) is _Uncounted:
+                self._call(job.call)
+                continue
             try:
-                if self._error is None:
-                    if callable(job):
-                        job()
-                    else:
-                        for path, data, new_dir in job:  # type: ignore[attr-defined]
-                            atomic_write(path, data, new_dir=new_dir)
-            except BaseException as exc:  # noqa: BLE001 - handed back to the submitting thread
-                if self._error is None:
-                    self._error = exc
+                self._call(job if callable(job) else partial(_write_group, job))  # type: ignore[arg-type]
             finally:
                 job = None  # the written buffers are freed now, not at the next hand-over
                 release(None)
+
+    def _call(self, call: Callable[[], object]) -> None:
+        try:
+            if self._error is None:
+                call()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the submitting thread
+            if self._error is None:
+                self._error = exc
 
     def _raise_pending(self) -> None:
         if self._error is not None:

@@ -8,14 +8,14 @@ import json
 import os
 import struct
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring_ascii as _json_str
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._exceptions import ConfigTypeError, ConfigValueError, field_error_message
+from .._exceptions import ConfigTypeError, ConfigValueError, UnsupportedDTypeError, field_error_message
 from ..modes import ModeKeys
 from ._background import BackgroundWriter, FileWrite
 from ._closing import ClosesOnExit
@@ -169,6 +169,40 @@ class StepWriter(ClosesOnExit):
         )
         self._offset += record_size
 
+    def write_scalars(self, names: Sequence[str], values: np.ndarray) -> None:
+        """Add one 0-d tensor per name, ``names[i]`` holding ``values[i]``: the same bytes as
+        ``write_tensor(names[i], values[i:i + 1].reshape(()))`` for each, in order.
+
+        For the many reductions a hook saves at every step: the records' bytes are a cached
+        template (the names and the step's field sizes rarely change from step to step) into
+        which the step's wall time, step, mode and values are copied with three NumPy
+        assignments, whatever the number of records.
+
+        Raises:
+            ConfigTypeError: a name is not a non-empty string.
+            ConfigValueError: ``values`` is not a 1-D array of ``len(names)`` numbers.
+            UnsupportedDTypeError: the dtype cannot be stored.
+        """
+        if self._closed:
+            self._check_open()
+        if not isinstance(values, np.ndarray) or values.shape != (len(names),) or values.dtype.kind not in "biufc":
+            msg = field_error_message("values", f"a 1-D numeric ndarray of {len(names)} values", values)
+            raise ConfigValueError(msg, field="values", value=getattr(values, "shape", values))
+        if not names:
+            return
+        dtype = values.dtype.newbyteorder("<") if values.dtype.byteorder == ">" else values.dtype
+        template = _scalar_template(tuple(names), dtype, len(self._prefix), len(self._metadata), self._offset)
+        buf = template.data.copy()
+        buf[template.prefix_at] = np.frombuffer(self._prefix, np.uint8)
+        buf[template.tail_at] = np.frombuffer(self._tail, np.uint8)
+        buf[template.value_at] = np.ascontiguousarray(values, dtype=dtype).view(np.uint8).reshape(len(names), -1)
+        if self._borrow:
+            self._parts.append(memoryview(buf))  # type: ignore[arg-type]
+        else:
+            self._buf += memoryview(buf)  # type: ignore[arg-type]
+        self._tensor_index.append(template.index_json)
+        self._offset += buf.size
+
     def write_shape(self, name: str, shape: tuple[int, ...], *, original_name: str | None = None) -> None:
         """Record only the shape of tensor ``name`` (the index's ``shape_payload``)."""
         self._check_open()
@@ -211,6 +245,50 @@ class StepWriter(ClosesOnExit):
         if self._closed:
             msg = f"StepWriter for step {self._step} ({self._worker}) is closed"
             raise ConfigValueError(msg, field="StepWriter", value=self._step)
+
+
+class _ScalarTemplate(NamedTuple):
+    """The bytes of a run of 0-d records with the per-step fields left out, and where they go."""
+
+    data: np.ndarray  # uint8, the records with zeros for the step's fields and the values
+    prefix_at: np.ndarray  # (records, len(prefix)) positions of Event.wall_time and Event.step
+    tail_at: np.ndarray  # (records, len(tail)) positions of the mode metadata and the footer
+    value_at: np.ndarray  # (records, itemsize) positions of the values' bytes
+    index_json: str  # the run's index entries, joined as close() joins them
+
+
+@functools.lru_cache(maxsize=32)
+def _scalar_template(
+    names: tuple[str, ...], dtype: np.dtype[Any], prefix_size: int, metadata_size: int, offset: int
+) -> _ScalarTemplate:
+    """Build the template of ``StepWriter.write_scalars`` (cached: a hook saves the same
+    reductions at every step, at the same offset of its step's file)."""
+    parts: list[bytes] = []
+    prefix_at, tail_at, value_at, entries = [], [], [], []
+    tail_size = metadata_size + len(_FOOTER)
+    position = 0
+    for name in names:
+        _check_tensor_name(name)
+        layout = numeric_record_layout(name, (), dtype, metadata_size)
+        if layout is None:
+            raise UnsupportedDTypeError(f"dtype {dtype} cannot be written as a plain numeric record")
+        mid, after_step, json_name = layout
+        payload_size = prefix_size + after_step
+        header = frame_header(payload_size)
+        prefix_at.append(position + len(header))
+        value_at.append(prefix_at[-1] + prefix_size + len(mid))
+        tail_at.append(value_at[-1] + dtype.itemsize)
+        parts += (header, bytes(prefix_size), mid, bytes(dtype.itemsize), bytes(tail_size))
+        record_size = 16 + payload_size
+        entries.append(f'{{"tensorname": {json_name}, "start_idx": {offset + position}, "length": {record_size}}}')
+        position += record_size
+
+    def positions(starts: list[int], size: int) -> np.ndarray:
+        return np.asarray(starts, np.intp)[:, None] + np.arange(size, dtype=np.intp)
+
+    data = np.frombuffer(b"".join(parts), np.uint8).copy()
+    return _ScalarTemplate(data, positions(prefix_at, prefix_size), positions(tail_at, tail_size),
+                           positions(value_at, dtype.itemsize), ", ".join(entries))  # fmt: skip
 
 
 @functools.lru_cache(maxsize=64)

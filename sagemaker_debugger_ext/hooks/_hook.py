@@ -251,7 +251,8 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
             if self._claim is None:
                 self._claim = claim_worker(self.out_dir, self.worker)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
-                                      mode_step=self._step_mode_step, tensorboard=self._tb)  # fmt: skip
+                                      mode_step=self._step_mode_step, tensorboard=self._tb,
+                                      background=self._background)  # fmt: skip
         return self._output
 
     def _end_step(self) -> None:
@@ -271,7 +272,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
                     self._output_for_step().write_scalar(name, array, timestamp)
             self._scalars.clear()
         if self._output is not None:
-            if self._output.close(self._background):
+            if self._output.close():
                 self.last_saved_step = self.step
             self._output = None
         if self.last_saved_step is not None and (not self._exported or self._dirty):

@@ -27,6 +27,7 @@ __all__ = [
     "ReductionConfig",
     "parse_bool",
     "reduction_tensor_name",
+    "reduction_tensor_names",
 ]
 
 REDUCTIONS_PREFIX = "smdebug/reductions/"
@@ -187,3 +188,10 @@ def reduction_tensor_name(tensor_name: str, op: str, is_abs: bool) -> str:
     """``smdebug/reductions/[abs_]<op>/<name>`` with ``:<digits>`` removed (smdebug's naming)."""
     name = _COLON_INDEX.sub("", f"{op}/{tensor_name}")
     return REDUCTIONS_PREFIX + ("abs_" if is_abs else "") + name
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def reduction_tensor_names(tensor_name: str, ops: tuple[tuple[str, bool], ...]) -> tuple[str, ...]:
+    """:func:`reduction_tensor_name` of each ``(op, is_abs)`` (cached: a hook saves the same
+    reductions of the same tensors at every saved step)."""
+    return tuple(reduction_tensor_name(tensor_name, op, is_abs) for op, is_abs in ops)

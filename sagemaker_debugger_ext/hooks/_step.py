@@ -11,17 +11,16 @@ the training thread straight from the tensors (page-cache writes cost more than 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
-
 import numpy as np
 
-from .._reductions import compute_reductions, reductions_apply
+from .._reductions import reductions_apply
 from ..format import BackgroundWriter, StepWriter
 from ..modes import ModeKeys
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
-from ._reduction_config import reduction_tensor_name
+from ._reduction_config import reduction_tensor_names
+from ._step_reductions import Reductions, ReductionsBatcher, write_records
 
 __all__ = ["StepOutput"]
 
@@ -38,6 +37,7 @@ class StepOutput:
         mode: ModeKeys,
         mode_step: int,
         tensorboard: TensorBoardExport | None,
+        background: BackgroundWriter | None = None,
     ) -> None:
         self.step = step
         self.mode = mode
@@ -45,8 +45,10 @@ class StepOutput:
         self._out_dir = out_dir
         self._worker = worker
         self._tb = tensorboard
-        # raw records, and reductions still to compute (on the writer's thread), in write order
-        self._records: list[tuple[str, np.ndarray, str | None, float | None] | _Reductions] = []
+        self._background = background
+        # raw records, and reductions computed on the writer's thread, in write order
+        self._records: list[tuple[str, np.ndarray, str | None, float | None] | Reductions] = []
+        self._batcher = ReductionsBatcher(background)
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
 
     @property
@@ -66,14 +68,7 @@ class StepOutput:
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
             borrow_arrays=True,
         )  # fmt: skip
-        for record in self._records:
-            if isinstance(record, _Reductions):
-                values = compute_reductions(record.ops, record.array, name=record.name)
-                for (op, is_abs), value in zip(record.ops, values, strict=True):
-                    writer.write_tensor(reduction_tensor_name(record.name, op, is_abs), value)
-                continue
-            name, array, dtype, wall_time = record
-            writer.write_tensor(name, array, dtype=dtype, wall_time=wall_time)
+        write_records(writer, self._records)
         for name, shape in self._shapes:
             writer.write_shape(name, shape)
         writer.close()
@@ -100,9 +95,12 @@ class StepOutput:
             if coll.name in SCALAR_COLLECTIONS or not reductions_apply(values.dtype):
                 continue  # strings: no reduction applies (see _reductions)
             todo = [key for key in cfg.all_reductions if key not in done]
-            if todo:  # computed with the step's files, off the training thread (see _Reductions)
+            if todo:  # computed off the training thread (see _step_reductions)
                 done.update(todo)
-                self._records.append(_Reductions(name, np.array(values, copy=True), tuple(todo)))
+                ops = tuple(todo)
+                record = Reductions(name, np.array(values, copy=True), ops, reduction_tensor_names(name, ops))
+                self._records.append(record)
+                self._batcher.add(record)
         if raw:
             self.write_raw(name, array, dtype)
         if shape:
@@ -119,25 +117,15 @@ class StepOutput:
         if values.size == 1 and any(c.name in SCALAR_COLLECTIONS for c in colls):
             self._tb.add_scalar(self.mode, name, float(values.reshape(-1)[0]), self.step)
 
-    def close(self, background: BackgroundWriter | None = None) -> bool:
-        """Encode the step and write its files (both on ``background``'s thread when given);
-        returns whether anything was written."""
+    def close(self) -> bool:
+        """Encode the step and write its files (both on the background writer's thread when
+        there is one); returns whether anything was written."""
         wrote = self.wrote
         if wrote:
-            if background is not None:
-                background.submit_call(self._write_files)
+            if self._background is not None:
+                self._background.submit_call(self._write_files)
             else:
                 self._write_files()
         if self._tb is not None:
             self._tb.flush()
         return wrote
-
-
-class _Reductions(NamedTuple):
-    """Reductions of one tensor to compute when the step's files are written: on the
-    background writer's thread, where NumPy's passes over a big model's tensors run beside
-    training (they release the GIL) instead of inside the step. The copy is private."""
-
-    name: str
-    array: np.ndarray
-    ops: tuple[tuple[str, bool], ...]
