@@ -128,7 +128,9 @@ def compute_reductions(ops: Sequence[tuple[str, bool]], array: Any, *, name: str
     return out
 
 
-def compute_reductions_many(ops: Sequence[tuple[str, bool]], arrays: Sequence[np.ndarray]) -> np.ndarray:
+def compute_reductions_many(
+    ops: Sequence[tuple[str, bool]], arrays: Sequence[np.ndarray], *, batch_values: int = 1 << 22
+) -> np.ndarray:
     """The reductions ``ops`` of each of ``arrays`` (non-empty, of one float dtype) as a
     ``(len(arrays), len(ops))`` array of that dtype: equal, value for value, to
     :func:`compute_reductions` of each array, in a few passes over all of them.
@@ -136,11 +138,13 @@ def compute_reductions_many(ops: Sequence[tuple[str, bool]], arrays: Sequence[np
     The hook's writer thread reduces every saved tensor of a step with this: one NumPy call
     per reduction for the whole step instead of one per tensor (each call takes the
     interpreter lock back from the training thread). Tensors are reduced in batches of at
-    most ``_BATCH_VALUES`` values (plus one tensor), which bounds the temporary memory.
+    most ``batch_values`` values (or one bigger tensor), which bounds the temporary memory
+    (the default: 16 MiB of float32, float64 temporaries twice that).
 
     Raises:
         ConfigValueError: an op is not allowed, or not one of the six that batch
-            (``min``, ``max``, ``mean``, ``sum``, ``l1``, ``l2``).
+            (``min``, ``max``, ``mean``, ``sum``, ``l1``, ``l2``); an array is empty, not
+            of a real float dtype, or not of the first array's dtype.
     """
     _check_ops(ops)
     for op, _ in ops:
@@ -148,11 +152,16 @@ def compute_reductions_many(ops: Sequence[tuple[str, bool]], arrays: Sequence[np
             msg = field_error_message("reduction", f"one of {', '.join(sorted(BATCHED_REDUCTIONS))} (batched)", op)
             raise ConfigValueError(msg, field="reduction", value=op)
     dtype = arrays[0].dtype if arrays else np.dtype(np.float32)
+    for i, array in enumerate(arrays):
+        if array.dtype != dtype or dtype.kind != "f" or not array.size:
+            what = f"non-empty arrays of one real float dtype (arrays[0]: {dtype})"
+            msg = field_error_message(f"arrays[{i}]", what, f"{array.dtype} array of {array.size} values")
+            raise ConfigValueError(msg, field=f"arrays[{i}]", value=str(array.dtype))
     out = np.empty((len(arrays), len(ops)), dtype=dtype)
     start = 0
     while start < len(arrays):
         stop, count = start, 0
-        while stop < len(arrays) and (count == 0 or count + arrays[stop].size <= _BATCH_VALUES):
+        while stop < len(arrays) and (count == 0 or count + arrays[stop].size <= batch_values):
             count += arrays[stop].size
             stop += 1
         batch = arrays[start:stop]
@@ -169,7 +178,6 @@ def compute_reductions_many(ops: Sequence[tuple[str, bool]], arrays: Sequence[np
 
 #: the reductions :func:`compute_reductions_many` computes
 BATCHED_REDUCTIONS = frozenset({"min", "max", "mean", "sum", "l1", "l2"})
-_BATCH_VALUES = 1 << 22  # 16 MiB of float32 per batch; float64 temporaries twice that
 
 
 def _check_ops(ops: Sequence[tuple[str, bool]]) -> None:

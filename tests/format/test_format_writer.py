@@ -304,3 +304,70 @@ def test_background_writer_runs_calls_in_order_with_writes(tmp_path: Path) -> No
         fresh.submit(tmp_path / "c.txt", b"c")
     with pytest.raises(ConfigValueError, match="max_pending"):
         BackgroundWriter(max_pending=0)
+
+
+def test_uncounted_calls_never_block_and_keep_their_order(tmp_path: Path) -> None:
+    """With the one counted place taken by a job that waits, uncounted calls still queue at
+    once (the hook hands a step's reductions over this way) and run in submission order;
+    their failure surfaces like a write's."""
+    import threading
+
+    from sagemaker_debugger_ext._exceptions import StorageError
+    from sagemaker_debugger_ext.format import BackgroundWriter
+
+    release = threading.Event()
+    seen: list[int] = []
+    bg = BackgroundWriter(max_pending=1)
+    bg.submit_call(lambda: release.wait(timeout=30))  # holds the only counted place
+    for i in range(5):  # would block on the counted place if these took it
+        bg.submit_call(lambda i=i: seen.append(i), counted=False)
+    release.set()
+    bg.flush()
+    assert seen == [0, 1, 2, 3, 4]
+
+    def fail() -> None:
+        raise ValueError("reduction failed")
+
+    bg.submit_call(fail, counted=False)
+    with pytest.raises(StorageError, match="reduction failed"):
+        bg.flush()
+    with pytest.raises(StorageError):
+        bg.close()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", ">f4", "int64", "bool"])
+@pytest.mark.parametrize("borrow", [False, True])
+def test_write_scalars_writes_the_bytes_of_one_record_per_value(tmp_path: Path, dtype: str, borrow: bool) -> None:
+    """write_scalars (a cached template) gives the bytes of write_tensor called once per
+    0-d value, between other records, at a step whose fields differ from the last one's."""
+    names = [f"smdebug/reductions/{op}/layer{i}.weight" for i in range(40) for op in ("min", "abs_mean")]
+    values = (np.arange(len(names)) * 1.5 - 7).astype(dtype)
+    files = []
+    for root, batched in ((tmp_path / "one", False), (tmp_path / "many", True)):
+        for step in (3, 1234):  # the Event.step field grows by one byte: another template
+            with StepWriter(root, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step,
+                            clock=lambda: 2.5, borrow_arrays=borrow) as w:  # fmt: skip
+                w.write_tensor("first", np.ones(3, np.float32))
+                if batched:
+                    w.write_scalars(names, values)
+                    w.write_scalars([], values[:0])
+                else:
+                    for name, value in zip(names, values, strict=True):
+                        w.write_tensor(name, np.asarray(value).reshape(()))
+                w.write_tensor("last", np.arange(2))
+        files.append({p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()})
+    assert len(files[0]) == 4 and files[0] == files[1]
+    decoded = _read_all(tmp_path / "many", 1234)
+    assert decoded[names[3]].shape == () and decoded[names[3]] == values[3]
+
+
+def test_write_scalars_refuses_values_that_do_not_fit(tmp_path: Path) -> None:
+    from sagemaker_debugger_ext._exceptions import ConfigValueError
+
+    with StepWriter(tmp_path, global_step=0, worker="worker_0") as w:
+        with pytest.raises(ConfigValueError, match="values"):
+            w.write_scalars(["a", "b"], np.ones(3, np.float32))
+        with pytest.raises(ConfigValueError, match="values"):
+            w.write_scalars(["a"], np.array(["text"]))
+        with pytest.raises(ConfigTypeError, match="name"):
+            w.write_scalars(["a", ""], np.ones(2, np.float32))
