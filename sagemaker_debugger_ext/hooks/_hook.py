@@ -21,6 +21,7 @@ from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
 from ..format import BackgroundWriter, write_collections_file, write_training_end
 from ..modes import ModeKeys
+from ._arena import ArenaPool
 from ._arrays import to_numpy
 from ._claim import WorkerClaim, claim_worker
 from ._collections import (
@@ -136,6 +137,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         # unless every step saves), so a killed process loses at most one step, the one in
         # flight (atomic files: never half of one).
         self._background = BackgroundWriter(max_pending=1) if background_writes else None
+        self._arenas = ArenaPool()  # memory for the copies of a saved step, reused (see _arena)
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod
@@ -252,7 +254,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
                 self._claim = claim_worker(self.out_dir, self.worker)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
                                       mode_step=self._step_mode_step, tensorboard=self._tb,
-                                      background=self._background)  # fmt: skip
+                                      background=self._background, arenas=self._arenas)  # fmt: skip
         return self._output
 
     def _end_step(self) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from .._reductions import reductions_apply
 from ..format import BackgroundWriter, StepWriter
 from ..modes import ModeKeys
+from ._arena import ArenaPool
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
@@ -38,6 +39,7 @@ class StepOutput:
         mode_step: int,
         tensorboard: TensorBoardExport | None,
         background: BackgroundWriter | None = None,
+        arenas: ArenaPool | None = None,
     ) -> None:
         self.step = step
         self.mode = mode
@@ -50,6 +52,8 @@ class StepOutput:
         self._records: list[tuple[str, np.ndarray, str | None, float | None] | Reductions] = []
         self._batcher = ReductionsBatcher(background)
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
+        self._arenas = arenas or ArenaPool()
+        self._arena = self._arenas.take()  # the step's copies; given back once written
 
     @property
     def wrote(self) -> bool:
@@ -59,19 +63,26 @@ class StepOutput:
     def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None, wall_time: float | None = None) -> None:
         """Write one tensor as is (copied now: the caller's tensor may change afterwards);
         ``wall_time`` overrides the step's event time for this record."""
-        self._records.append(
-            (name, array.copy() if isinstance(array, np.ndarray) else np.array(array), dtype, wall_time)
-        )
+        copy = self._arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
+        self._records.append((name, copy, dtype, wall_time))
+
+    def hand_over(self) -> None:
+        """Start reducing the tensors saved so far on the writer thread (see _step_reductions)."""
+        self._batcher.hand_over()
 
     def _write_files(self) -> None:
         writer = StepWriter(  # the records are this step's private copies: the writer may borrow them
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
             borrow_arrays=True,
         )  # fmt: skip
-        write_records(writer, self._records)
-        for name, shape in self._shapes:
-            writer.write_shape(name, shape)
-        writer.close()
+        try:
+            write_records(writer, self._records)
+            for name, shape in self._shapes:
+                writer.write_shape(name, shape)
+            writer.close()
+        finally:
+            self._records.clear()  # the copies live in the arena, reused by a later step
+            self._arenas.give_back(self._arena)
 
     def write_scalar(self, name: str, array: np.ndarray, timestamp: float | None = None) -> None:
         """A ``save_scalar`` value: raw record (event time ``timestamp`` when given) plus a
@@ -98,7 +109,7 @@ class StepOutput:
             if todo:  # computed off the training thread (see _step_reductions)
                 done.update(todo)
                 ops = tuple(todo)
-                record = Reductions(name, np.array(values, copy=True), ops, reduction_tensor_names(name, ops))
+                record = Reductions(name, self._arena.copy(values), ops, reduction_tensor_names(name, ops))
                 self._records.append(record)
                 self._batcher.add(record)
         if raw:
@@ -126,6 +137,8 @@ class StepOutput:
                 self._background.submit_call(self._write_files)
             else:
                 self._write_files()
+        else:
+            self._arenas.give_back(self._arena)
         if self._tb is not None:
             self._tb.flush()
         return wrote

@@ -2,11 +2,13 @@
 
 A hook with reductions-only collections (a big model's ``weights`` and ``gradients``) copies
 each tensor on the training thread and reduces the copies elsewhere. The copies are handed
-to the writer thread in batches of about ``HAND_OVER_VALUES`` values as the step saves them
-(the gradients arrive one by one during the backward pass), so by the time the step ends
-most of its reductions are done and the step's files are written quickly: the next step
-waits for them before it saves anything (see ``BaseHook._output_for_step``), which is what
-lets a killed process lose only the step in flight.
+to the writer thread in batches of about ``HAND_OVER_VALUES`` values as the step saves them,
+and the rest when the backward pass has delivered the step's last gradient (the PyTorch
+hook counts them), so by the time the step ends its reductions are done and its files are
+written quickly: the next step waits for them before it saves anything (see
+``BaseHook._output_for_step``), which is what lets a killed process lose only the step in
+flight. Each hand-over costs the training thread a few interpreter-lock exchanges with the
+writer (measured: the batch size trades those against the wait at the step's end).
 
 Each batch is reduced with :func:`compute_reductions_many`: a few NumPy passes per batch
 instead of several calls per tensor, each of which would take the interpreter lock back from
@@ -27,7 +29,7 @@ from ..format import BackgroundWriter, StepWriter
 __all__ = ["HAND_OVER_VALUES", "Reductions", "ReductionsBatcher", "reduce_records", "write_records"]
 
 #: values (all tensors together) collected before a batch is handed to the writer thread
-HAND_OVER_VALUES = 1 << 17
+HAND_OVER_VALUES = 1 << 19
 
 Ops = tuple[tuple[str, bool], ...]
 
@@ -79,6 +81,12 @@ class ReductionsBatcher:
         self._batch.append(record)
         self._values += record.array.size  # type: ignore[union-attr]
         if self._values >= HAND_OVER_VALUES:
+            self.hand_over()
+
+    def hand_over(self) -> None:
+        """Hand the queued records to the writer thread now (e.g. when the backward pass has
+        delivered the step's last gradient: the writer reduces them while the optimizer runs)."""
+        if self._batch and self._background is not None:
             self._background.submit_call(partial(reduce_records, self._batch), counted=False)
             self._batch, self._values = [], 0
 

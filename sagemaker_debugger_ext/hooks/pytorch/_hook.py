@@ -82,6 +82,7 @@ class Hook(BaseHook):
         self._sharded = ShardedParams()  # FSDP2 DTensor parameters: gathered to save (_distributed)
         self._handles: list[Any] = []
         self._hooked_params: list[torch.nn.Parameter] = []
+        self._grads_left = 0  # gradient hooks of this step that have not run yet
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
         self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
         self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
@@ -250,6 +251,7 @@ class Hook(BaseHook):
             if param.requires_grad:  # may have been frozen since the plan was made
                 handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
                 self._hooked_params.append(param)
+        self._grads_left = len(self._hooked_params)
         return plan
 
     def _make_plan(self, train: bool) -> _SavePlan:
@@ -323,6 +325,10 @@ class Hook(BaseHook):
             def callback(grad: torch.Tensor) -> None:
                 if not self._disabled and grad is not None:
                     self._guarded(self._save_for_tensor, name, grad)
+                self._grads_left -= 1
+                if self._grads_left == 0 and self._output is not None:
+                    # the backward pass is over: reduce its gradients while the optimizer runs
+                    self._output.hand_over()
 
             self._callbacks[name] = callback
         return callback

@@ -1,0 +1,77 @@
+"""Reused memory for the private copies a saved step makes of its tensors.
+
+A step copies every tensor it saves (the training changes them afterwards) and frees the
+copies once its files are written. Fresh allocations for that cost more than the copying:
+glibc gives the freed top of the heap back to the system after every step and takes it
+back, page by page, at the next one (measured: 1.8 ms against 0.1 ms for 2 MB of copies in
+38 tensors). A :class:`CopyArena` is one buffer that a step's copies are packed into; the
+hook's :class:`ArenaPool` hands the same arena to the next saved step once the files of
+the step before are written, so a run whose steps save the same tensors allocates once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ArenaPool", "CopyArena"]
+
+#: arenas up to this size are kept for the next saved step; bigger ones are freed after use
+KEEP_BYTES = 512 << 20
+_MIN_CHUNK = 1 << 20
+
+
+class CopyArena:
+    """Packs copies of numeric arrays into a few large buffers, reused after :meth:`reset`."""
+
+    def __init__(self) -> None:
+        self._chunks: list[np.ndarray] = []  # uint8 buffers; the last one is being filled
+        self._used = 0  # bytes used in the last chunk
+        self._total = 0  # bytes used in this step, all chunks together
+
+    @property
+    def capacity(self) -> int:
+        """Bytes held."""
+        return sum(c.size for c in self._chunks)
+
+    def copy(self, array: np.ndarray) -> np.ndarray:
+        """A private copy of ``array`` (same dtype and shape, C order) in the arena; arrays
+        whose dtype holds objects or is not a plain number get an ordinary copy."""
+        dtype = array.dtype
+        if dtype.kind not in "biufc":
+            return np.array(array, copy=True)
+        nbytes = array.nbytes
+        align = dtype.alignment
+        start = -(-self._used // align) * align
+        if not self._chunks or start + nbytes > self._chunks[-1].size:
+            size = max(nbytes, _MIN_CHUNK, self._chunks[-1].size * 2 if self._chunks else 0)
+            self._chunks.append(np.empty(size, np.uint8))
+            start = 0
+        view = self._chunks[-1][start : start + nbytes].view(dtype).reshape(array.shape)
+        np.copyto(view, array, casting="no")
+        self._used = start + nbytes
+        self._total += nbytes + align
+        return view
+
+    def reset(self) -> None:
+        """Forget this step's copies (nothing may use them any more); when they took several
+        chunks, keep one buffer big enough for all of them instead."""
+        if len(self._chunks) > 1:
+            self._chunks = [np.empty(self._total, np.uint8)]
+        self._used = self._total = 0
+
+
+class ArenaPool:
+    """The arenas of one hook: taken by a saved step, given back once its files are written."""
+
+    def __init__(self) -> None:
+        self._free: list[CopyArena] = []
+
+    def take(self) -> CopyArena:
+        """A free arena (a new one when none is free)."""
+        return self._free.pop() if self._free else CopyArena()
+
+    def give_back(self, arena: CopyArena) -> None:
+        """Return ``arena`` after its copies were written (from any thread)."""
+        arena.reset()
+        if arena.capacity <= KEEP_BYTES:
+            self._free.append(arena)
