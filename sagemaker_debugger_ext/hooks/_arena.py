@@ -61,10 +61,14 @@ class CopyArena:
 
 
 class ArenaPool:
-    """The arenas of one hook: taken by a saved step, given back once its files are written."""
+    """The arenas of one hook: taken by a saved step, given back once its files are written.
 
-    def __init__(self) -> None:
+    Arenas bigger than ``keep_bytes`` are not kept (their memory goes back to the system).
+    """
+
+    def __init__(self, *, keep_bytes: int = KEEP_BYTES) -> None:
         self._free: list[CopyArena] = []
+        self._keep_bytes = keep_bytes
 
     def take(self) -> CopyArena:
         """A free arena (a new one when none is free)."""
@@ -73,5 +77,5 @@ class ArenaPool:
     def give_back(self, arena: CopyArena) -> None:
         """Return ``arena`` after its copies were written (from any thread)."""
         arena.reset()
-        if arena.capacity <= KEEP_BYTES:
+        if arena.capacity <= self._keep_bytes:
             self._free.append(arena)

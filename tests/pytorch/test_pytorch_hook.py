@@ -304,6 +304,29 @@ def test_steps_that_save_nothing_attach_no_hooks(tmp_path: Path) -> None:
     assert sorted(create_trial(str(tmp_path)).steps()) == [0]
 
 
+def test_hooks_stay_attached_across_steps_that_save_the_same(tmp_path: Path) -> None:
+    """Consecutive saved steps keep one set of hooks (no detach and re-attach each step),
+    and every step still saves its gradients; an EVAL step, which saves no gradients,
+    detaches them."""
+    model = MLP()
+    hook = _hook(tmp_path, 1)
+    hook.register_module(model)
+    x = torch.randn(2, 6)
+    callbacks = []
+    for _ in range(3):
+        model(x).sum().backward()
+        callbacks.append(list(model.fc1.weight._backward_hooks.values()))
+        assert len(model.relu._forward_hooks) == 1
+    assert callbacks[0] == callbacks[1] == callbacks[2] and len(callbacks[0]) == 1
+    hook.set_mode(smd.modes.EVAL)
+    with torch.no_grad():
+        model(x)
+    assert model.fc1.weight._backward_hooks is None
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    assert trial.tensor("gradient/MLP_fc1.weight").steps() == [0, 1, 2]
+
+
 def test_get_hook_creates_from_json_or_returns_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """get_hook(create_if_not_exists=True) builds the hook from the JSON config, or gives None without one."""
     import json

@@ -83,6 +83,7 @@ class Hook(BaseHook):
         self._handles: list[Any] = []
         self._hooked_params: list[torch.nn.Parameter] = []
         self._grads_left = 0  # gradient hooks of this step that have not run yet
+        self._attached: tuple[bool, frozenset[Collection]] | None = None  # the plan of self._handles
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
         self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
         self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
@@ -214,11 +215,11 @@ class Hook(BaseHook):
         """smdebug's subclasses call this after writing; custom tensors are written at step end here."""
 
     def _next_step(self) -> None:
-        if self._handles:
-            self._detach()
         if self._layer_stats.active:  # the optimizer has stepped: the ending step's update ratios
             self._layer_stats.finish()
         self._start_step()
+        if self._handles and self._attached != (self._train_mode(), self._due):
+            self._detach()  # kept when this step saves what the last one saved
         if self._io_index:
             self._io_index.clear()
         if self._metrics is not None:
@@ -239,11 +240,15 @@ class Hook(BaseHook):
 
     def _attach(self) -> _SavePlan:
         """Attach forward and gradient hooks for this (saved) step only."""
-        train = self.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
+        train = self._train_mode()
         key = (train, self._due)
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._make_plan(train)
+        if self._handles:  # still attached from the last step, which saved the same
+            self._grads_left = len(self._hooked_params)
+            return plan
+        self._attached = key
         handles = self._handles
         for mod, callback in plan.forward:
             handles.append(mod.register_forward_hook(callback))
@@ -287,8 +292,13 @@ class Hook(BaseHook):
 
     def _forget_plans(self) -> None:
         self._plans.clear()
+        self._attached = None  # the attached hooks follow a forgotten plan: re-attached next step
+
+    def _train_mode(self) -> bool:
+        return self.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
 
     def _detach(self) -> None:
+        self._attached = None
         for handle in self._handles:
             handle.remove()
         self._handles.clear()

@@ -1,0 +1,51 @@
+"""The arena a saved step copies its tensors into: private copies, one buffer reused from
+step to step, big ones not kept."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sagemaker_debugger_ext.hooks._arena import ArenaPool, CopyArena
+
+
+def test_copies_are_private_c_order_and_typed() -> None:
+    arena = CopyArena()
+    source = np.arange(12, dtype=np.float32).reshape(3, 4)
+    copies = [arena.copy(source), arena.copy(source.T), arena.copy(np.array([True, False])), arena.copy(np.int64(7))]
+    source += 100  # the training changes its tensor afterwards
+    np.testing.assert_array_equal(copies[0], np.arange(12).reshape(3, 4))
+    np.testing.assert_array_equal(copies[1], np.arange(12).reshape(3, 4).T)
+    assert copies[1].flags.c_contiguous and copies[2].dtype == np.bool_ and copies[3].shape == ()
+    for copy in copies:  # each at its dtype's alignment
+        assert copy.__array_interface__["data"][0] % copy.dtype.alignment == 0
+    text = np.array(["a", "bc"])
+    copied = arena.copy(text)  # not a number: an ordinary copy
+    assert copied.tolist() == ["a", "bc"] and not np.shares_memory(copied, text)
+
+
+def test_one_buffer_is_reused_from_step_to_step() -> None:
+    pool = ArenaPool()
+    tensors = [np.full(n, i, np.float32) for i, n in enumerate((300_000, 5, 200_000))]  # 2 MB: 2 chunks
+    arena = pool.take()
+    first = [arena.copy(t) for t in tensors]
+    assert not np.shares_memory(first[0], first[2])
+    pool.give_back(arena)  # the step's files are written
+    again = pool.take()
+    assert again is arena
+    second = [again.copy(t) for t in tensors]  # now one buffer holds them all
+    base = second[0].base
+    assert all(s.base is base for s in second) and base.size >= sum(t.nbytes for t in tensors)
+    for copy, tensor in zip(second, tensors, strict=True):
+        np.testing.assert_array_equal(copy, tensor)
+
+
+def test_big_arenas_are_not_kept() -> None:
+    pool = ArenaPool(keep_bytes=4 << 20)
+    big = pool.take()
+    big.copy(np.zeros(2 << 20, np.float32))  # 8 MB
+    pool.give_back(big)
+    assert pool.take() is not big
+    small = pool.take()
+    small.copy(np.zeros(1000, np.float32))
+    pool.give_back(small)
+    assert pool.take() is small
