@@ -271,7 +271,8 @@ def _scalar_template(
         _check_tensor_name(name)
         layout = numeric_record_layout(name, (), dtype, metadata_size)
         if layout is None:
-            raise UnsupportedDTypeError(f"dtype {dtype} cannot be written as a plain numeric record")
+            msg = f"dtype {dtype} cannot be written as a plain numeric record"
+            raise UnsupportedDTypeError(msg)
         mid, after_step, json_name = layout
         payload_size = prefix_size + after_step
         header = frame_header(payload_size)

@@ -11,6 +11,7 @@ the training thread straight from the tensors (page-cache writes cost more than 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import numpy as np
 
 from .._reductions import reductions_apply
@@ -21,7 +22,7 @@ from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
 from ._reduction_config import reduction_tensor_names
-from ._step_reductions import Reductions, ReductionsBatcher, write_records
+from ._step_reductions import RawRecord, Reductions, ReductionsBatcher, write_records
 
 __all__ = ["StepOutput"]
 
@@ -49,7 +50,7 @@ class StepOutput:
         self._tb = tensorboard
         self._background = background
         # raw records, and reductions computed on the writer's thread, in write order
-        self._records: list[tuple[str, np.ndarray, str | None, float | None] | Reductions] = []
+        self._records: list[RawRecord | Reductions] = []
         self._batcher = ReductionsBatcher(background)
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
         self._arenas = arenas or ArenaPool()

@@ -26,12 +26,14 @@ import numpy as np
 from .._reductions import BATCHED_REDUCTIONS, compute_reductions, compute_reductions_many
 from ..format import BackgroundWriter, StepWriter
 
-__all__ = ["HAND_OVER_VALUES", "Reductions", "ReductionsBatcher", "reduce_records", "write_records"]
+__all__ = ["HAND_OVER_VALUES", "RawRecord", "Reductions", "ReductionsBatcher", "reduce_records", "write_records"]
 
 #: values (all tensors together) collected before a batch is handed to the writer thread
 HAND_OVER_VALUES = 1 << 19
 
 Ops = tuple[tuple[str, bool], ...]
+#: a tensor saved as is: (name, private copy, dtype override, wall time override)
+RawRecord = tuple[str, np.ndarray, str | None, float | None]
 
 
 class Reductions:
@@ -91,7 +93,7 @@ class ReductionsBatcher:
             self._batch, self._values = [], 0
 
 
-def write_records(writer: StepWriter, records: Sequence[object]) -> None:
+def write_records(writer: StepWriter, records: Sequence[RawRecord | Reductions]) -> None:
     """Write a step's records in order: raw ``(name, array, dtype, wall_time)`` tuples and
     :class:`Reductions` (computed here when a batch did not compute them), consecutive
     batched reductions of one dtype with one ``write_scalars``."""
@@ -119,6 +121,6 @@ def write_records(writer: StepWriter, records: Sequence[object]) -> None:
                 writer.write_tensor(name, value)
             continue
         flush()
-        name, array, dtype, wall_time = record  # type: ignore[misc]
+        name, array, dtype, wall_time = record
         writer.write_tensor(name, array, dtype=dtype, wall_time=wall_time)
     flush()

@@ -31,7 +31,7 @@ def test_many_equals_one_by_one_exactly(dtype: type, batch_values: int) -> None:
     table = compute_reductions_many(OPS, arrays, batch_values=batch_values)
     assert table.shape == (len(arrays), len(OPS)) and table.dtype == dtype
     for row, array in zip(table, arrays, strict=True):
-        one_by_one = np.array([v for v in compute_reductions(OPS, array)], dtype)
+        one_by_one = np.array(compute_reductions(OPS, array), dtype)
         np.testing.assert_array_equal(row, one_by_one)  # bit for bit, NaN where NaN
     assert np.isnan(table[-1, 0]) and np.isnan(table[-1, 2])  # NaN propagates as in np.min/mean
 
