@@ -245,17 +245,14 @@ class Hook(BaseHook):
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._make_plan(train)
-        if self._handles:  # still attached from the last step, which saved the same
-            self._grads_left = len(self._hooked_params)
-            return plan
-        self._attached = key
-        handles = self._handles
-        for mod, callback in plan.forward:
-            handles.append(mod.register_forward_hook(callback))
-        for param, callback in plan.grads:
-            if param.requires_grad:  # may have been frozen since the plan was made
-                handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
-                self._hooked_params.append(param)
+        if not self._handles:  # else still attached from the last step, which saved the same
+            self._attached = key
+            for mod, callback in plan.forward:
+                self._handles.append(mod.register_forward_hook(callback))
+            for param, callback in plan.grads:
+                if param.requires_grad:  # may have been frozen since the plan was made
+                    self._handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
+                    self._hooked_params.append(param)
         self._grads_left = len(self._hooked_params)
         return plan
 
