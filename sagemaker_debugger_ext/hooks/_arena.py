@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ArenaPool", "CopyArena"]
+__all__ = ["ArenaPool", "CopyArena", "PlainCopies"]
 
 #: arenas up to this size are kept for the next saved step; bigger ones are freed after use
 KEEP_BYTES = 512 << 20
@@ -60,22 +60,42 @@ class CopyArena:
         self._used = self._total = 0
 
 
+class PlainCopies(CopyArena):
+    """A :class:`CopyArena` that makes ordinary NumPy copies (no buffer to reuse)."""
+
+    def copy(self, array: np.ndarray) -> np.ndarray:
+        """An ordinary private copy of ``array``."""
+        return np.array(array, copy=True)
+
+    def reset(self) -> None:
+        """Nothing to forget."""
+
+
 class ArenaPool:
     """The arenas of one hook: taken by a saved step, given back once its files are written.
 
     Arenas bigger than ``keep_bytes`` are not kept (their memory goes back to the system).
+    Without ``reuse`` every step gets :class:`PlainCopies`.
     """
 
-    def __init__(self, *, keep_bytes: int = KEEP_BYTES) -> None:
+    def __init__(self, *, reuse: bool = True, keep_bytes: int = KEEP_BYTES) -> None:
         self._free: list[CopyArena] = []
         self._keep_bytes = keep_bytes
+        self._reuse = reuse
 
     def take(self) -> CopyArena:
         """A free arena (a new one when none is free)."""
+        if not self._reuse:
+            return _PLAIN
         return self._free.pop() if self._free else CopyArena()
 
     def give_back(self, arena: CopyArena) -> None:
         """Return ``arena`` after its copies were written (from any thread)."""
+        if not self._reuse:
+            return
         arena.reset()
         if arena.capacity <= self._keep_bytes:
             self._free.append(arena)
+
+
+_PLAIN = PlainCopies()

@@ -56,6 +56,8 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
     default_save_values: ClassVar[Mapping[str, Any]] = {}
+    #: copy saved tensors into one buffer reused from step to step (see ``_arena``: measured per framework)
+    reuse_copy_buffer: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -137,7 +139,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         # unless every step saves), so a killed process loses at most one step, the one in
         # flight (atomic files: never half of one).
         self._background = BackgroundWriter(max_pending=1) if background_writes else None
-        self._arenas = ArenaPool()  # memory for the copies of a saved step, reused (see _arena)
+        self._arenas = ArenaPool(reuse=self.reuse_copy_buffer)  # the saved steps' copies (see _arena)
 
     # --- construction from SageMaker's JSON --------------------------------------------
     @classmethod

@@ -49,3 +49,15 @@ def test_big_arenas_are_not_kept() -> None:
     small.copy(np.zeros(1000, np.float32))
     pool.give_back(small)
     assert pool.take() is small
+
+
+def test_without_reuse_every_copy_is_an_ordinary_array() -> None:
+    """Hooks that do not set reuse_copy_buffer (PyTorch: measured dearer there) copy as NumPy does."""
+    pool = ArenaPool(reuse=False)
+    arena = pool.take()
+    source = np.arange(6, dtype=np.float32)
+    copy = arena.copy(source)
+    source[0] = 100
+    assert copy.base is None and copy[0] == 0
+    pool.give_back(arena)
+    assert arena.capacity == 0
