@@ -165,9 +165,7 @@ def compute_reductions_many(
             count += arrays[stop].size
             stop += 1
         batch = arrays[start:stop]
-        flat = _adjacent(batch)
-        if flat is None:
-            flat = np.concatenate([a.reshape(-1) for a in batch]) if len(batch) > 1 else batch[0].reshape(-1)
+        flat = np.concatenate([a.reshape(-1) for a in batch]) if len(batch) > 1 else batch[0].reshape(-1)
         starts = np.zeros(len(batch), np.intp)
         np.cumsum([a.size for a in batch[:-1]], out=starts[1:])
         values = _reduce_segments(ops, flat, starts)
@@ -180,21 +178,6 @@ def compute_reductions_many(
 
 #: the reductions :func:`compute_reductions_many` computes
 BATCHED_REDUCTIONS = frozenset({"min", "max", "mean", "sum", "l1", "l2"})
-
-
-def _adjacent(arrays: Sequence[np.ndarray]) -> np.ndarray | None:
-    """One flat view of ``arrays`` when they lie back to back in one byte buffer (the hook's
-    copies in its arena: no concatenation then), else ``None``."""
-    base = arrays[0].base
-    if len(arrays) < 2 or not isinstance(base, np.ndarray) or base.dtype != np.uint8 or base.ndim != 1:
-        return None
-    origin = base.__array_interface__["data"][0]
-    start = end = arrays[0].__array_interface__["data"][0]
-    for array in arrays:
-        if array.base is not base or not array.flags.c_contiguous or array.__array_interface__["data"][0] != end:
-            return None
-        end += array.nbytes
-    return base[start - origin : end - origin].view(arrays[0].dtype)
 
 
 def _check_ops(ops: Sequence[tuple[str, bool]]) -> None:

@@ -53,7 +53,7 @@ class StepOutput:
         self._records: list[RawRecord | Reductions] = []
         self._batcher = ReductionsBatcher(background)
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
-        self._arenas = arenas or ArenaPool()
+        self._arenas = arenas or ArenaPool(reuse=False)
         self._arena = self._arenas.take()  # the step's copies; given back once written
 
     @property

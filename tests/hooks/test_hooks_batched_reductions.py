@@ -36,28 +36,6 @@ def test_many_equals_one_by_one_exactly(dtype: type, batch_values: int) -> None:
     assert np.isnan(table[-1, 0]) and np.isnan(table[-1, 2])  # NaN propagates as in np.min/mean
 
 
-def test_copies_back_to_back_in_an_arena_are_reduced_in_place() -> None:
-    """The hook's copies lie back to back in its arena: reduced through one view of it (no
-    concatenation), with the same values; a copy of another dtype in between breaks the run."""
-    from sagemaker_debugger_ext._reductions import _adjacent
-    from sagemaker_debugger_ext.hooks._arena import CopyArena
-
-    rng = np.random.default_rng(5)
-    sources = [rng.standard_normal(n).astype(np.float32) for n in SIZES]
-    arena = CopyArena()
-    copies = [arena.copy(a) for a in sources]  # 1.5 MB: two chunks at the first step
-    assert _adjacent(copies) is None
-    arena.reset()  # the next step: one chunk for all
-    copies = [arena.copy(a) for a in sources]
-    flat = _adjacent(copies)
-    assert flat is not None and flat.size == sum(SIZES) and np.shares_memory(flat, copies[0])
-    table = compute_reductions_many(OPS, copies)
-    for row, array in zip(table, sources, strict=True):
-        np.testing.assert_array_equal(row, np.array(compute_reductions(OPS, array), np.float32))
-    mixed = [arena.copy(sources[0]), arena.copy(np.ones(3)), arena.copy(sources[1])]
-    assert _adjacent([mixed[0], mixed[2]]) is None
-
-
 def test_many_keeps_float64_accumulators() -> None:
     """Sums and squares of big float32 values do not overflow (as for one tensor)."""
     big = np.full(1000, 3e19, np.float32)

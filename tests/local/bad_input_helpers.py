@@ -84,7 +84,21 @@ def no_job_started() -> None:
     assert LocalTrainingClient().list_training_jobs()["TrainingJobSummaries"] == []
 
 
-def check_row(make: Make, error: type[Exception], field: str, value: str, allowed: str, tmp: Path) -> None:
+#: (id, make(tmp) -> thunk, error type, field, value, allowed)
+Row = tuple[str, Make, type[Exception], str, str, str]
+
+
+def rows_parametrized(rows: list[Row]) -> pytest.MarkDecorator:
+    """``pytest.mark.parametrize`` over ``rows`` as ``row``, named by their ids."""
+    return pytest.mark.parametrize("row", rows, ids=[r[0] for r in rows])
+
+
+def check_row(row: Row, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run ``row`` in ``tmp``: its error names the field, the value and what is allowed, and
+    no job exists."""
+    _, make, error, field, value, allowed = row
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    monkeypatch.chdir(tmp)
     thunk = make(tmp)
     with pytest.raises(error) as info:
         thunk()

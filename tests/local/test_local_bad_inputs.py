@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from bad_input_helpers import (
     SCRIPTS,
-    Make,
+    Row,
     check_row,
     est,
     no_job_started,
     rc,
+    rows_parametrized,
 )
 
 import sagemaker_debugger_ext as sdx
@@ -23,8 +24,7 @@ from sagemaker_debugger_ext._exceptions import ConfigTypeError, ConfigValueError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-# (id, make(tmp) -> thunk, error type, field, value, allowed)
-ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
+ROWS: list[Row] = [
     # --- hook and collection parameters, at construction (item 9) ---
     (
         "hook_save_interval_word",
@@ -272,21 +272,10 @@ ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("case", "make", "error", "field", "value", "allowed"), ROWS, ids=[r[0] for r in ROWS])
-def test_bad_input(
-    case: str,
-    make: Make,
-    error: type[Exception],
-    field: str,
-    value: str,
-    allowed: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@rows_parametrized(ROWS)
+def test_bad_input(row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The row's error names the field, the value and what is allowed; no job exists."""
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    monkeypatch.chdir(tmp_path)
-    check_row(make, error, field, value, allowed, tmp_path)
+    check_row(row, tmp_path, monkeypatch)
 
 
 def test_unknown_hook_keys_warn_listing_known_keys() -> None:

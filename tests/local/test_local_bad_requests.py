@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from bad_input_helpers import (
     RULE_SRC,
-    Make,
+    Row,
     builtin,
     check_row,
     custom,
     job_request,
     no_job_started,
+    rows_parametrized,
     send,
 )
 
@@ -23,8 +24,7 @@ from sagemaker_debugger_ext._exceptions import LocalJobInputError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-# (id, make(tmp) -> thunk, error type, field, value, allowed)
-ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
+ROWS: list[Row] = [
     # --- requests as SDK estimators send them, refused by the local client (items 6 and 9) ---
     (
         "rule_param_unknown_did_you_mean",
@@ -175,7 +175,7 @@ ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
 ]
 
 # Rows run without AWS credentials: an s3:// address must fail before training.
-NO_CREDENTIAL_ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
+NO_CREDENTIAL_ROWS: list[Row] = [
     (
         "s3_output_without_credentials",
         lambda t: send(job_request(OutputDataConfig={"S3OutputPath": "s3://bucket/out"})),
@@ -212,42 +212,21 @@ NO_CREDENTIAL_ROWS: list[tuple[str, Make, type[Exception], str, str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("case", "make", "error", "field", "value", "allowed"), ROWS, ids=[r[0] for r in ROWS])
-def test_bad_request(
-    case: str,
-    make: Make,
-    error: type[Exception],
-    field: str,
-    value: str,
-    allowed: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@rows_parametrized(ROWS)
+def test_bad_request(row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The row's error names the field, the value and what is allowed; no job exists."""
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    monkeypatch.chdir(tmp_path)
-    check_row(make, error, field, value, allowed, tmp_path)
+    check_row(row, tmp_path, monkeypatch)
 
 
-@pytest.mark.parametrize(
-    ("case", "make", "error", "field", "value", "allowed"), NO_CREDENTIAL_ROWS, ids=[r[0] for r in NO_CREDENTIAL_ROWS]
-)
+@rows_parametrized(NO_CREDENTIAL_ROWS)
 def test_s3_without_credentials_fails_before_training(
-    case: str,
-    make: Make,
-    error: type[Exception],
-    field: str,
-    value: str,
-    allowed: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No usable credentials: an s3:// output or channel is refused before the job starts."""
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.chdir(tmp_path)
-    check_row(make, error, field, value, allowed, tmp_path)
+    check_row(row, tmp_path, monkeypatch)
 
 
 def test_one_error_names_every_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
