@@ -214,3 +214,27 @@ def test_smdebug_reader_reads_our_keras_run_identically(reference_run: dict[str,
         ours = np.asarray(trial.tensor(name).value(int(step)))
         assert (str(ours.dtype), list(ours.shape)) == (dtype, shape), key
         np.testing.assert_array_equal(ours.astype(np.float64).reshape(-1), values)
+
+
+def test_interval_saves_graph_values_only_at_due_steps(tf, tmp_path: Path) -> None:
+    """save_interval=3: the in-graph taps (layer inputs, gradients) are switched on for steps
+    0, 3, 6 only, and what they save is that step's batch, not a neighbour's."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(32, 6)).astype("float32")
+    y = rng.normal(size=(32, 3)).astype("float32")
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(3, name="dense")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
+    hook = smd.KerasHook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=3),
+                         include_collections=["gradients", "layers", "losses"])  # fmt: skip
+    model.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0, shuffle=False)
+    hook.close()
+    trial = create_trial(str(tmp_path / "out"))
+    assert trial.tensor("dense/inputs").steps() == [0, 3, 6]
+    assert trial.tensor("gradients/dense/kernelGrad").steps() == [0, 3, 6]
+    for step in (0, 3, 6):
+        np.testing.assert_array_equal(trial.tensor("dense/inputs").value(step), x[4 * step : 4 * step + 4])
