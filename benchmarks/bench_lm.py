@@ -11,8 +11,8 @@ blocks, median over repeats of hooked time / baseline time - 1.
 
 ``lm_floor_overhead``: the same ratio for the least any hook with these semantics does, measured
 in the same blocks (a third model, interleaved with the other two): after each backward pass
-it copies every parameter and gradient into a buffer on the training thread (they change in
-the next step) and a second thread reduces the copies with the package's NumPy reductions.
+it copies every parameter and gradient on the training thread (into arrays reused from step to
+step; the tensors change in the next step) and a second thread reduces the copies with the package's NumPy reductions.
 No hook, no files. ``lm_reductions_overhead`` minus it is what the hook itself costs.
 
 ``lm_bytes_per_step_reductions`` / ``lm_bytes_per_step_raw``: bytes on disk per saved step
@@ -27,6 +27,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,24 +48,32 @@ def _model() -> Any:
     return transformers.GPT2LMHeadModel(config)
 
 
+def _reductions() -> Any:
+    """What the hook saves of each tensor (and the floor computes)."""
+    from sagemaker_debugger_ext.pytorch import ReductionConfig
+
+    return ReductionConfig(reductions=["min", "max", "mean"], abs_reductions=["mean"], norms=["l2"])
+
+
 def _hook(out_dir: Path, raw: bool) -> Any:
     from sagemaker_debugger_ext.hooks import TrainingContext
-    from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+    from sagemaker_debugger_ext.pytorch import Hook, SaveConfig
 
-    reductions = (
-        None if raw else ReductionConfig(reductions=["min", "max", "mean"], abs_reductions=["mean"], norms=["l2"])
-    )
+    reductions = None if raw else _reductions()
     return Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=reductions,
                 include_collections=["weights", "gradients", "losses"], context=TrainingContext())  # fmt: skip
 
 
-def _trainer(hook: Any) -> Any:
+def _trainer(hook: Any, after_backward: Callable[[list[Any]], None] | None = None) -> Any:
+    """``train(n)`` runs ``n`` steps and returns their time; ``after_backward(parameters)``
+    is called between each backward pass and the optimizer's step."""
     import torch
 
     model = _model()
     if hook is not None:
         hook.register_module(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    params = list(model.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-3)
     ids = torch.randint(0, 512, (8, 64), generator=torch.Generator().manual_seed(1))
 
     def train(n: int) -> float:
@@ -75,71 +84,57 @@ def _trainer(hook: Any) -> Any:
             if hook is not None:
                 hook.record_tensor_value("loss", loss)
             loss.backward()
+            if after_backward is not None:
+                after_backward(params)
             opt.step()
         return time.perf_counter() - t0
 
     return train
 
 
-#: the hook's reductions (see _hook)
-FLOOR_OPS = (("min", False), ("max", False), ("mean", False), ("mean", True), ("l2", False))
+class _Floor:
+    """The floor (see the module docstring): :meth:`step` copies the parameters and their
+    gradients on the training thread; a second thread reduces the copies."""
 
+    def __init__(self) -> None:
+        self._ops = _reductions().all_reductions
+        self._jobs: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._pending = False
+        self._copies: list[Any] = []
+        self._worker = threading.Thread(target=self._reduce, daemon=True)
+        self._worker.start()
 
-def _floor_trainer() -> tuple[Any, Any]:
-    """The floor (see the module docstring): copies on the training thread, reductions on a
-    second thread; returns ``(train, stop)``."""
-    import numpy as np
-    import torch
+    def _reduce(self) -> None:
+        from sagemaker_debugger_ext._reductions import compute_reductions_many
 
-    from sagemaker_debugger_ext._reductions import compute_reductions_many
+        while (copies := self._jobs.get()) is not None:
+            compute_reductions_many(self._ops, copies)
+            self._done.put(None)
 
-    model = _model()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    ids = torch.randint(0, 512, (8, 64), generator=torch.Generator().manual_seed(1))
-    params = list(model.parameters())
-    sizes = [p.numel() for p in params] * 2
-    buffer = np.empty(sum(sizes), np.float32)
-    jobs: queue.SimpleQueue[np.ndarray | None] = queue.SimpleQueue()
-    done: queue.SimpleQueue[None] = queue.SimpleQueue()
-    bounds = np.cumsum(sizes)[:-1]
+    def step(self, params: list[Any]) -> None:
+        import numpy as np
 
-    def reduce_copies() -> None:
-        while (copies := jobs.get()) is not None:
-            compute_reductions_many(FLOOR_OPS, np.split(copies, bounds))
-            done.put(None)
+        if self._pending:  # the previous step's reductions are done first (as the hook's files)
+            self._done.get()
+        tensors = [p.detach() for p in params] + [p.grad for p in params]
+        if not self._copies:
+            self._copies = [np.empty(t.numel(), np.float32) for t in tensors]
+        for copy, tensor in zip(self._copies, tensors, strict=True):
+            copy[:] = tensor.numpy().reshape(-1)
+        self._jobs.put(self._copies)
+        self._pending = True
 
-    worker = threading.Thread(target=reduce_copies, daemon=True)
-    worker.start()
-    pending = [False]
-
-    def train(n: int) -> float:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            opt.zero_grad()
-            model(input_ids=ids, labels=ids).loss.backward()
-            if pending[0]:  # the previous step's reductions are done first (as the hook's files)
-                done.get()
-            offset = 0
-            for tensor in [p.detach() for p in params] + [p.grad for p in params]:
-                buffer[offset : offset + tensor.numel()] = tensor.numpy().reshape(-1)
-                offset += tensor.numel()
-            jobs.put(buffer)
-            pending[0] = True
-            opt.step()
-        return time.perf_counter() - t0
-
-    def stop() -> None:
-        jobs.put(None)
-        worker.join()
-
-    return train, stop
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._worker.join()
 
 
 def _overhead(tmp: Path, repeat: int) -> tuple[float, float]:
     """(hooked, floor) time / baseline time - 1 over interleaved blocks of the three models."""
     hook = _hook(tmp / f"r{repeat}", raw=False)
-    floor, stop = _floor_trainer()
-    trains = {"base": _trainer(None), "hook": _trainer(hook), "floor": floor}
+    floor = _Floor()
+    trains = {"base": _trainer(None), "hook": _trainer(hook), "floor": _trainer(None, floor.step)}
     for train in trains.values():
         train(WARMUP)
     totals = dict.fromkeys(trains, 0.0)
@@ -148,7 +143,7 @@ def _overhead(tmp: Path, repeat: int) -> tuple[float, float]:
         for key in keys if cycle % 2 == 0 else keys[::-1]:
             totals[key] += trains[key](BLOCK)
     hook.close()
-    stop()
+    floor.stop()
     return totals["hook"] / totals["base"] - 1, totals["floor"] / totals["base"] - 1
 
 
