@@ -22,6 +22,7 @@ __all__ = [
     "ContainerPaths",
     "DEFAULT_ROOT",
     "HOOK_NEVER_CRASH_ENV",
+    "HOOK_WRITER_NICE_ENV",
     "RANK_ENV",
     "SMDEBUG_CONFIG_FILE_PATH_ENV",
     "SMPROFILER_CONFIG_PATH_ENV",
@@ -73,6 +74,9 @@ USE_SMDEBUG_ENV = "USE_SMDEBUG"
 # Opt-in: the hook logs its own failures at warning level and stops saving instead of
 # raising into the training loop (our addition; off unless set to a true value).
 HOOK_NEVER_CRASH_ENV = "SAGEMAKER_DEBUGGER_EXT_NEVER_CRASH"
+# The niceness of the hook's file-writing thread, 0-19 (our addition; default 19: the
+# training's threads get the CPU first; 0 keeps the training's priority).
+HOOK_WRITER_NICE_ENV = "SAGEMAKER_DEBUGGER_EXT_WRITER_NICE"
 
 # Distributed training (torch.distributed's launcher variables).
 RANK_ENV = "RANK"

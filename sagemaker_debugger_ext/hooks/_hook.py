@@ -34,7 +34,7 @@ from ._collections import (
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
 from ._guard import NeverCrashGuard
-from ._json_config import load_hook_settings
+from ._json_config import load_hook_settings, writer_nice
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
@@ -137,8 +137,9 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         # A finished step's files are written by one thread while the next step trains, until
         # that step saves its first tensor: it waits for them then (long written, in practice,
         # unless every step saves), so a killed process loses at most one step, the one in
-        # flight (atomic files: never half of one).
-        self._background = BackgroundWriter(max_pending=1) if background_writes else None
+        # flight (atomic files: never half of one). The thread yields the CPU to the training's
+        # (its niceness: $SAGEMAKER_DEBUGGER_EXT_WRITER_NICE, default 19).
+        self._background = BackgroundWriter(max_pending=1, nice=writer_nice(os.environ)) if background_writes else None
         self._arenas = ArenaPool(reuse=self.reuse_copy_buffer)  # the saved steps' copies (see _arena)
 
     # --- construction from SageMaker's JSON --------------------------------------------
@@ -305,17 +306,19 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         """Framework adapters override this (PyTorch: bfloat16)."""
         return to_numpy(value)
 
-    def _save_for_tensor(self, name: str, value: Any) -> None:
-        """Save ``value`` if an included collection holding ``name`` is due this step."""
+    def _save_for_tensor(self, name: str, value: Any, private: bool = False) -> None:
+        """Save ``value`` if an included collection holding ``name`` is due this step
+        (``private``: see :meth:`_write_for`)."""
         due = self._due
         due_colls = [c for c in self._collections_of(name) if c in due]
         if due_colls:
-            self._write_for(name, value, due_colls)
+            self._write_for(name, value, due_colls, private)
 
-    def _write_for(self, name: str, value: Any, collections: Sequence[Collection]) -> None:
-        """Save ``value`` as ``name`` for ``collections`` (all due) in this step."""
+    def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
+        """Save ``value`` as ``name`` for ``collections`` (all due) in this step; a
+        ``private`` array (one nothing changes any more) is kept as it is, not copied."""
         array, dtype = self._to_numpy(value)
-        self._output_for_step().write_tensor(name, array, dtype, collections)
+        self._output_for_step().write_tensor(name, array, dtype, collections, private)
 
     # --- output ------------------------------------------------------------------------------
     def export_collections(self) -> None:

@@ -21,6 +21,7 @@ from .._container_env import (
     CONFIG_FILE_DEBUG_HOOK,
     CONFIG_FILE_TENSORBOARD,
     HOOK_NEVER_CRASH_ENV,
+    HOOK_WRITER_NICE_ENV,
     SMDEBUG_CONFIG_FILE_PATH_ENV,
     TENSORBOARD_CONFIG_FILE_PATH_ENV,
     TRAINING_JOB_NAME_ENV,
@@ -252,3 +253,26 @@ def load_hook_settings(
     )
     never_crash = parse_bool(HOOK_NEVER_CRASH_ENV, environ.get(HOOK_NEVER_CRASH_ENV, "false"))
     return attrs.evolve(settings, never_crash=never_crash)
+
+
+DEFAULT_WRITER_NICE = 19
+
+
+def writer_nice(environ: Mapping[str, str]) -> int:
+    """The niceness of a hook's writer thread: ``$SAGEMAKER_DEBUGGER_EXT_WRITER_NICE``, an
+    integer from 0 to 19, default 19 (see ``format/_background.py``).
+
+    Raises:
+        HookConfigError: naming the variable, when its value is not such an integer.
+    """
+    raw = environ.get(HOOK_WRITER_NICE_ENV)
+    if raw is None or not raw.strip():
+        return DEFAULT_WRITER_NICE
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if not 0 <= value <= DEFAULT_WRITER_NICE:
+        msg = field_error_message(HOOK_WRITER_NICE_ENV, "an integer from 0 to 19", raw)
+        raise HookConfigError(msg, field=HOOK_WRITER_NICE_ENV, value=raw)
+    return value

@@ -61,10 +61,17 @@ class StepOutput:
         """Whether this step has anything to write."""
         return bool(self._records or self._shapes)
 
-    def write_raw(self, name: str, array: np.ndarray, dtype: str | None = None, wall_time: float | None = None) -> None:
-        """Write one tensor as is (copied now: the caller's tensor may change afterwards);
-        ``wall_time`` overrides the step's event time for this record."""
-        copy = self._arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
+    def write_raw(
+        self, name: str, array: np.ndarray, dtype: str | None = None, wall_time: float | None = None,
+        private: bool = False,
+    ) -> None:  # fmt: skip
+        """Write one tensor as is (copied now: the caller's tensor may change afterwards,
+        unless it is ``private``: nothing changes it any more); ``wall_time`` overrides the
+        step's event time for this record."""
+        if private and isinstance(array, np.ndarray):
+            copy = array
+        else:
+            copy = self._arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
         self._records.append((name, copy, dtype, wall_time))
 
     def hand_over(self) -> None:
@@ -92,8 +99,11 @@ class StepOutput:
         if self._tb is not None:
             self._tb.add_scalar(self.mode, name, float(np.asarray(array).reshape(-1)[0]), self.step)
 
-    def write_tensor(self, name: str, array: np.ndarray, dtype: str | None, colls: Sequence[Collection]) -> None:
-        """Write what the collections ``colls`` ask for ``name``: reductions, raw, shape, TB output."""
+    def write_tensor(
+        self, name: str, array: np.ndarray, dtype: str | None, colls: Sequence[Collection], private: bool = False
+    ) -> None:
+        """Write what the collections ``colls`` ask for ``name``: reductions, raw, shape, TB
+        output (``private``: see :meth:`write_raw`)."""
         values = array if dtype is None else float_view(array, dtype)
         done: set[tuple[str, bool]] = set()
         raw = shape = False
@@ -110,11 +120,12 @@ class StepOutput:
             if todo:  # computed off the training thread (see _step_reductions)
                 done.update(todo)
                 ops = tuple(todo)
-                record = Reductions(name, self._arena.copy(values), ops, reduction_tensor_names(name, ops))
+                kept = values if private else self._arena.copy(values)
+                record = Reductions(name, kept, ops, reduction_tensor_names(name, ops))
                 self._records.append(record)
                 self._batcher.add(record)
         if raw:
-            self.write_raw(name, array, dtype)
+            self.write_raw(name, array, dtype, private=private)
         if shape:
             self._shapes.append((name, tuple(array.shape)))
         if self._tb is not None:

@@ -29,9 +29,10 @@ from . import _singleton
 from ._context import context_from_environ
 from ._graph import call_at_runtime, in_graph
 from ._naming import model_io_names, optimizer_variable_name, weight_name
+from ._steps import StepFunctionsMixin
 from ._tape import TapeMixin
 from ._taps import TapsMixin
-from ._variables import VariableReader
+from ._variables import VariableReader, tf_variable
 
 __all__ = ["KerasHook"]
 
@@ -39,7 +40,7 @@ _LOSS_KEYS = frozenset({"loss", "val_loss"})
 _TAPPED = (CollectionKeys.GRADIENTS, CollectionKeys.LAYERS, CollectionKeys.INPUTS, CollectionKeys.OUTPUTS)
 
 
-class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
+class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
     """Saves a Keras model's tensors while it trains; pass it in ``callbacks=[hook]``.
 
     Same constructor as ``smdebug.tensorflow.KerasHook``. Default collections: ``metrics``,
@@ -86,7 +87,10 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         self._jax = keras.backend.backend() == "jax"
         self._weights: list[tuple[str, Any]] | None = None
         self._opt_vars: list[tuple[str, Any]] | None = None
+        self._opt_owner: Any = None
         self._variable_reader = VariableReader()
+        self._variables_delivered = False  # the step's hand-over read the variables (_steps.py)
+        self._step_functions: dict[str, tuple[Any, Any, Any]] = {}
         self._init_tape()
         _singleton.set_hook(self)
 
@@ -145,8 +149,13 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             return
         with self._guard():
             self.set_mode(mode)
-            if self.model is not None:
-                self._install(self.model)
+            model = self.model
+            if model is not None:
+                self._install(model)
+                optimizer = getattr(model, "optimizer", None)
+                if optimizer is not None and self._wants(CollectionKeys.GRADIENTS):
+                    self.wrap_optimizer(optimizer)  # compile() may have given the model a new one
+                self._make_step_functions(model, mode)
 
     def _on_batch_begin(self, mode: ModeKeys) -> None:
         if not (self._disabled or self._closed):
@@ -157,7 +166,10 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         self._start_step()
         self._tapped.clear()
         self._logged.clear()
-        self._set_taps(bool(self._due))
+        self._variables_delivered = False
+        due = bool(self._due)
+        self._use_step_function(mode, due)
+        self._set_taps(due)
 
     def _on_batch_end(self, batch: int, logs: Mapping[str, Any] | None) -> None:
         if self._disabled or self._closed or not self._due:
@@ -171,7 +183,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
                 logs = {**logs, "batch": batch}  # smdebug saves the batch index as a metric
             self._save_logs(logs)
             model = self.model
-            if model is not None:
+            if model is not None and not self._variables_delivered:
                 variables = self._model_weights(model)
                 if self._step_mode == ModeKeys.TRAIN:
                     variables = variables + self._optimizer_variables(model)
@@ -192,12 +204,28 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         for (name, _, colls), value in zip(todo, values, strict=True):
             self._write_for(name, value, colls)
 
+    def _step_variables(self, model: Any, method: str) -> list[tuple[str, tf.Variable]]:
+        """The variables a traced Keras step hands over at its end, as the batch's end would
+        read them (the model's weights, in training also the optimizer's), instead of one more
+        TensorFlow call there; none (read at the batch's end) under a distribution strategy,
+        with several steps per call, or for variables that are not plain TensorFlow ones."""
+        if tf.distribute.has_strategy() or getattr(model, "steps_per_execution", 1) != 1:
+            return []
+        pairs = self._model_weights(model)
+        if method == "train_step":
+            pairs = pairs + self._optimizer_variables(model)
+        plain = [(name, tf_variable(var)) for name, var in pairs]
+        if any(var is None for _, var in plain):
+            return []
+        return plain  # type: ignore[return-value]
+
     def _finish_mode(self) -> None:
         if self._disabled or self._closed:
             return
         with self._guard():
             self._end_step()
             self._set_taps(False)
+            self._plain_step_functions()
 
     # --- what a step saves ----------------------------------------------------------------------------
     def _save_logs(self, logs: Mapping[str, Any] | None, epoch_end: bool = False) -> None:
@@ -225,8 +253,11 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             else:
                 self._save_for_tensor(key, value)
 
-    def _tap_save(self, name: str, value: Any, collection: str | None) -> None:
-        """Save a tapped value (first replica, once per step) if one of its collections is due."""
+    def _tap_save(self, name: str, value: Any, collection: str | None, private: bool = False) -> None:
+        """Save a tapped value (first replica, once per step) if one of its collections is due
+        (``private``: an array of TensorFlow's handed to a ``tf.numpy_function``, kept
+        without a copy: it holds the tensor's buffer, which TensorFlow never changes while it
+        is shared; a variable's update writes a new buffer then)."""
         if self._disabled or not self._step_open or not self._due:
             return
         with self._tap_lock:
@@ -235,7 +266,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
             self._tapped.add(name)
             if collection is not None:
                 self._assign(name, collection)
-            self._guarded(self._save_for_tensor, name, value)
+            self._guarded(self._save_for_tensor, name, value, private)
 
     def _model_weights(self, model: Any) -> list[tuple[str, Any]]:
         if self._weights is None:
@@ -246,7 +277,8 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         opt = getattr(model, "optimizer", None) or self.optimizer
         if opt is None:
             return []
-        if self._opt_vars is None or len(self._opt_vars) != len(opt.variables):
+        if self._opt_vars is None or self._opt_owner is not opt or len(self._opt_vars) != len(opt.variables):
+            self._opt_owner = opt  # compile() may give the model another optimizer
             self._opt_vars = [(optimizer_variable_name(opt, v), v) for v in opt.variables]
             for name, _ in self._opt_vars:
                 self._assign(name, CollectionKeys.OPTIMIZER_VARIABLES)
@@ -280,18 +312,17 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
         if not self._prepared:
             self._prepare()
         self._weights = None
-        if self._wants(CollectionKeys.GRADIENTS) and getattr(model, "optimizer", None) is not None:
-            self.wrap_optimizer(model.optimizer)
         if self._wants(CollectionKeys.LAYERS):
             for layer in model.layers:
                 self._wrap_layer(layer)
         if self._wants(CollectionKeys.INPUTS, CollectionKeys.OUTPUTS):
             self._wrap_model_io(model)
         if self._wants(*_TAPPED):
-            self._taps_flag()
-            for kind in ("train", "test", "predict"):  # retrace with the taps in place
-                if getattr(model, f"{kind}_function", None) is not None:
-                    getattr(model, f"make_{kind}_function")(force=True)
+            self._wrap_steps(model)  # TensorFlow: made again at each mode's begin (_steps.py)
+            if keras.backend.backend() != "tensorflow":
+                for kind in ("train", "test", "predict"):  # retrace with the taps in place
+                    if getattr(model, f"{kind}_function", None) is not None:
+                        getattr(model, f"make_{kind}_function")(force=True)
 
     # --- save_tensor / save_scalar inside tf.function ------------------------------------------------------
     def save_tensor(
@@ -318,6 +349,7 @@ class KerasHook(TapsMixin, TapeMixin, BaseHook, keras.callbacks.Callback):
     def close(self) -> None:
         """Write the last step and finish the run (also done at interpreter exit)."""
         self._set_taps(False)
+        self._plain_step_functions()
         self._close_tape()
         super().close()
         _singleton.forget(self)

@@ -3,9 +3,12 @@ batch's inputs, labels and predictions.
 
 The hook wraps (per instance, never the class) the optimizer's ``apply``, each top-level
 layer's ``call`` and the model's ``compute_metrics``. In eager code the values are saved at
-once; in traced code a ``tf.numpy_function`` behind a ``tf.cond`` on the hook's flag variable
-hands them over when the graph runs, so steps that save nothing pay one branch per tap.
-Under ``MirroredStrategy`` only replica 0's values are kept (one worker file set).
+once. In Keras' traced steps (TensorFlow backend) they are collected while the step is traced
+and handed over by one ``tf.numpy_function`` at its end, in the step function that runs only
+on steps that save (``_steps.py``). Taps traced outside a Keras step (a custom loop) put a
+``tf.numpy_function`` behind a ``tf.cond`` on the hook's flag variable, so steps that save
+nothing pay one branch; on the JAX backend a host callback hands the values over. Under
+``MirroredStrategy`` only replica 0's values are kept (one worker file set).
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from .._collections import CollectionKeys
 from ._activations import activation_collections, activation_of
 from ._graph import call_at_runtime, in_graph
 from ._naming import gradient_name, layer_tensor_name, model_io_names
+from ._steps import WRAPPED as _WRAPPED
+from ._steps import replica_id, traced_step
 
 __all__ = ["TapsMixin"]
 
-_WRAPPED = "_sagemaker_debugger_ext_original"
 _assign_variable = tf.raw_ops.AssignVariableOp
 
 
@@ -44,24 +48,21 @@ def _jax_traced(values: Sequence[Any]) -> bool:
     return any(isinstance(v, jax.core.Tracer) for v in values)
 
 
-def _replica_id() -> Any:
-    ctx = tf.distribute.get_replica_context()
-    rid = 0 if ctx is None else ctx.replica_id_in_sync_group
-    return tf.cast(rid, tf.int32) if tf.is_tensor(rid) else tf.constant(int(rid), tf.int32)
-
-
 class TapsMixin:
     """The KerasHook's taps (needs ``_tap_save(name, array, collection)`` and ``_due``)."""
 
     _due: Any
     _flag: tf.Variable | None
-    _flag_value: bool
+    _flag_value: bool  # the flag's value, or the one it is made with
     _flag_states: tuple[tf.Tensor, tf.Tensor]
     _tap_lock: threading.Lock
     _tapped: set[str]
+    _variables_delivered: bool
     _assign: Callable[[str, str], None]  # BaseHook's
 
-    def _tap_save(self, name: str, array: Any, collection: str | None) -> None:  # pragma: no cover - abstract
+    def _tap_save(
+        self, name: str, array: Any, collection: str | None, private: bool = False
+    ) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def _record_activation(self, names: Sequence[str], collections: Sequence[str]) -> bool:
@@ -72,18 +73,22 @@ class TapsMixin:
                 self._assign(name, cname)
         return bool(saved)
 
-    # --- the runtime switch -----------------------------------------------------------------
+    # --- the runtime switch of taps traced outside a Keras step -----------------------------------
     def _taps_flag(self) -> tf.Variable:
+        """The flag, made when the first such tap is traced (none in ``fit``: no switching)."""
         if self._flag is None:
             with tf.init_scope():
-                self._flag = tf.Variable(False, trainable=False, name="sagemaker_debugger_ext_taps", dtype=tf.bool)
+                self._flag = tf.Variable(self._flag_value, trainable=False, name="sagemaker_debugger_ext_taps",
+                                         dtype=tf.bool)  # fmt: skip
                 # made once: converting a Python bool at each switch costs more than the assignment
                 self._flag_states = (tf.constant(False), tf.constant(True))
         return self._flag
 
     def _set_taps(self, on: bool) -> None:
         flag = self._flag
-        if flag is not None and on != self._flag_value:
+        if flag is None:
+            self._flag_value = on
+        elif on != self._flag_value:
             if not isinstance(flag, tf.distribute.DistributedValues):
                 # the op itself: Variable.assign's Python costs about 100 us of the step
                 # that switches the taps (measured inside fit, twice per saved step)
@@ -117,6 +122,14 @@ class TapsMixin:
             for name, value in zip(names, tensors, strict=True):
                 self._tap_save(name, value, collection)
             return None
+        step, when = traced_step(self), None
+        if step is None:  # traced outside a Keras step (a custom loop): behind the flag
+            when = self._taps_flag()
+        elif not step.tapped:  # the plain variant of the step (see _steps.py)
+            return None
+        elif step.graph is tf.compat.v1.get_default_graph():
+            step.collect(names, collection, tensors)  # handed over at the step's end
+            return None
         names = list(names)
 
         def deliver(replica: np.ndarray, *arrays: np.ndarray) -> None:
@@ -125,7 +138,7 @@ class TapsMixin:
             for name, array in zip(names, arrays, strict=True):
                 self._tap_save(name, array, collection)
 
-        return call_at_runtime(deliver, [_replica_id(), *tensors], when=self._taps_flag())
+        return call_at_runtime(deliver, [replica_id(), *tensors], when=when)
 
     # --- gradients ------------------------------------------------------------------------
     def wrap_optimizer(self, optimizer: Any) -> Any:

@@ -15,10 +15,10 @@ from typing import Any
 
 import tensorflow as tf
 
-__all__ = ["VariableReader"]
+__all__ = ["VariableReader", "tf_variable"]
 
 
-def _tf_variable(var: Any) -> tf.Variable | None:
+def tf_variable(var: Any) -> tf.Variable | None:
     """The plain ``tf.Variable`` behind a Keras (or TensorFlow) variable, else None."""
     value = getattr(var, "value", var) if not isinstance(var, tf.Variable) else var
     if not isinstance(value, tf.Variable) or isinstance(value, tf.distribute.DistributedValues):
@@ -48,7 +48,7 @@ class VariableReader:
 def _trace(variables: Sequence[Any]) -> Callable[[], list[tf.Tensor]] | None:
     """One traced function returning the values of ``variables``; None when any of them is
     not a plain TensorFlow variable (or there is only one)."""
-    plain = [_tf_variable(v) for v in variables]
+    plain = [tf_variable(v) for v in variables]
     if len(variables) < 2 or any(v is None for v in plain):
         return None
     return tf.function(lambda: [tf.identity(v) for v in plain], autograph=False)
