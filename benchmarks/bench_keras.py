@@ -14,7 +14,8 @@ long as 20 steps) neither dilutes nor adds noise to the ratio.
 tensors does, measured in the same blocks (a third model, interleaved): every 10th step a
 callback copies the model's weights plus an array standing for the rest of what the hook
 saved (gradients, layer inputs and outputs: as many bytes as the hook's event files hold per
-saved step) on the training thread, and a second thread writes them to a new file. It leaves
+saved step) on the training thread, and a second thread, at the niceness of the hook's
+writer thread, writes them to a new file. It leaves
 out what fetching gradients and layer outputs from the graph costs, so it is a lower bound.
 """
 
@@ -29,10 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._threads import as_hook_writer
+
 WARMUP_BLOCKS = 2
 CYCLES = 8
 BLOCK = 60
-REPEATS = 5
+REPEATS = 7
 BATCH = 256
 
 
@@ -84,6 +87,7 @@ def _Floor(keras: Any, out_dir: Path, nbytes: int) -> Any:
     jobs: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
 
     def write() -> None:
+        as_hook_writer()
         count = 0
         while (arrays := jobs.get()) is not None:
             fd = os.open(out_dir / f"step{count}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

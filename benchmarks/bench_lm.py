@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._threads import as_hook_writer
+
 WARMUP = 5
 CYCLES = 10
 BLOCK = 4
@@ -94,7 +96,8 @@ def _trainer(hook: Any, after_backward: Callable[[list[Any]], None] | None = Non
 
 class _Floor:
     """The floor (see the module docstring): :meth:`step` copies the parameters and their
-    gradients on the training thread; a second thread reduces the copies."""
+    gradients on the training thread; a second thread (at the hook writer's niceness) reduces
+    the copies."""
 
     def __init__(self) -> None:
         self._ops = _reductions().all_reductions
@@ -106,6 +109,7 @@ class _Floor:
         self._worker.start()
 
     def _reduce(self) -> None:
+        as_hook_writer()
         from sagemaker_debugger_ext._reductions import compute_reductions_many
 
         while (copies := self._jobs.get()) is not None:
