@@ -12,11 +12,12 @@ long as 20 steps) neither dilutes nor adds noise to the ratio.
 
 ``keras_floor_overhead_interval10``: the same ratio for the least any hook saving these
 tensors does, measured in the same blocks (a third model, interleaved): every 10th step a
-callback copies the model's weights plus an array standing for the rest of what the hook
-saved (gradients, layer inputs and outputs: as many bytes as the hook's event files hold per
-saved step) on the training thread, and a second thread, at the niceness of the hook's
-writer thread, writes them to a new file. It leaves
-out what fetching gradients and layer outputs from the graph costs, so it is a lower bound.
+callback reads the model's weights (``get_weights``, one copy each) and hands them, with one
+constant array standing for the rest of what the hook saved (gradients, layer inputs and
+outputs: as many bytes as the hook's event files hold per saved step; not copied, as a hook
+can hand TensorFlow's own buffers over), to a second thread at the hook writer's niceness,
+which writes them to a new file. It leaves out what fetching gradients and layer outputs
+from the graph costs, so it is a lower bound.
 """
 
 from __future__ import annotations
@@ -109,10 +110,10 @@ def _Floor(keras: Any, out_dir: Path, nbytes: int) -> Any:
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
             if self.steps % 10 == 1:
-                weights = [np.array(w) for w in self.model.get_weights()]
+                weights = self.model.get_weights()  # fresh NumPy arrays
                 if not self.rest.size:
                     self.rest = np.ones(max(nbytes - sum(w.nbytes for w in weights), 1), np.uint8)
-                jobs.put([*weights, self.rest.copy()])
+                jobs.put([*weights, self.rest])
 
         def close(self) -> None:
             jobs.put(None)
