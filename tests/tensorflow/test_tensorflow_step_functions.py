@@ -4,10 +4,12 @@ without copying TensorFlow's buffers; the others run the model's own graph."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from sagemaker_debugger_ext.trials import create_trial
 
@@ -87,3 +89,31 @@ def test_taps_survive_a_recompile_between_fits(tf, tmp_path: Path) -> None:
     assert lr_var, "SGD keeps its learning rate as a variable"
     rates = [float(trial.tensor("SGD/learning_rate:0").value(step)) for step in (0, 4, 6, 10)]
     np.testing.assert_allclose(rates, [0.01, 0.01, 0.02, 0.02], rtol=1e-6)
+
+
+def test_a_hook_that_stops_saving_leaves_the_model_own_function(
+    tf, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """never_crash: a write failure (``events`` is a file) stops the hook inside a saved
+    step, with the tapped function in place; the next step puts the plain one back, so the
+    rest of the training runs the model's own graph."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    x, y = _data(5)
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(2, name="dense")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "events").write_text("not a folder")
+    hook = smd.KerasHook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=2),
+                         include_collections=["layers"], never_crash=True)  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="sagemaker_debugger_ext.hooks"):
+        model.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0, shuffle=False)
+    assert "stops saving" in caplog.text
+    assert hook._disabled
+    _, plain, tapped = hook._step_functions["train"]
+    assert plain is not tapped
+    assert model.train_function is plain
+    hook.close()

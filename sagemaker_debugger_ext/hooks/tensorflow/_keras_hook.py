@@ -160,6 +160,8 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
     def _on_batch_begin(self, mode: ModeKeys) -> None:
         if not (self._disabled or self._closed):
             self._guarded(self._begin_batch, mode)  # every step: no context manager unless never_crash
+        elif self._trace_taps:  # stopped saving (never_crash) in a saved step: the model's own graph
+            self._plain_step_functions()
 
     def _begin_batch(self, mode: ModeKeys) -> None:
         self.set_mode(mode)

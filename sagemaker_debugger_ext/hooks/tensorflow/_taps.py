@@ -237,8 +237,3 @@ class TapsMixin:
 
         setattr(compute_metrics, _WRAPPED, original)
         model.compute_metrics = compute_metrics
-
-    def _unwrap(self, obj: Any, attr: str) -> None:
-        original = getattr(getattr(obj, attr, None), _WRAPPED, None)
-        if original is not None:
-            setattr(obj, attr, original)
