@@ -13,7 +13,8 @@ With ``nice`` (Linux) the thread runs at that niceness: the scheduler then gives
 the training's threads first and the writes fill the idle time. Measured on the 2-vCPU
 Keras benchmark, a thread of normal priority writing one saved step's files (2.4 MB, about
 7 ms, mostly the kernel filling new page-cache pages) slowed the training's next steps by
-about as much again; at niceness 19 that nearly vanished. When the training itself waits
+about as much again; in one process, alternating blocks, the hook's overhead was 0.054
+with the thread at niceness 0 and 0.021 at 19. When the training itself waits
 for the writer (``flush``, ``wait_idle``), its CPU is free and the writer gets it.
 """
 

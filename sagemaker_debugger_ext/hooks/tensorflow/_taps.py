@@ -57,7 +57,6 @@ class TapsMixin:
     _flag_states: tuple[tf.Tensor, tf.Tensor]
     _tap_lock: threading.Lock
     _tapped: set[str]
-    _variables_delivered: bool
     _assign: Callable[[str, str], None]  # BaseHook's
 
     def _tap_save(
