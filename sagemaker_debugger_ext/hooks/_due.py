@@ -6,6 +6,7 @@ so a step costs one ``should_save_step`` call per distinct schedule.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from ..modes import ModeKeys
@@ -40,3 +41,9 @@ class DueCollections:
             return colls if schedule.should_save_step(step) else NOTHING_DUE
         due = [colls for schedule, colls in schedules if schedule.should_save_step(step)]
         return NOTHING_DUE if not due else due[0] if len(due) == 1 else frozenset().union(*due)
+
+    def next_due(self, mode: ModeKeys, after: int) -> float:
+        """The first step of ``mode`` after ``after`` at which a collection is due
+        (``math.inf``: none ever is)."""
+        steps = [step for schedule, _ in self._by_mode[mode] if (step := schedule.next_save_step(after)) is not None]
+        return min(steps, default=math.inf)

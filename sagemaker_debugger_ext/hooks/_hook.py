@@ -8,6 +8,7 @@ callbacks only for steps where something is due.
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import time
 import weakref
@@ -133,6 +134,8 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_started: float | None = None
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
+        self._quiet_mode: ModeKeys | None = None  # see _quiet_step
+        self._quiet_below: float = 0
         self._atexit: Any = None
         # A finished step's files are written by one thread while the next step trains, until
         # that step saves its first tensor: it waits for them then (long written, in practice,
@@ -217,6 +220,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
             msg = field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode)
             raise HookConfigError(msg, field="mode", value=mode)
         self.mode = ModeKeys(mode)
+        self._quiet_mode = None
         if self._prepared and self.step >= 0:
             self._due = self._compute_due()
 
@@ -244,6 +248,26 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_mode, self._step_mode_step = self.mode, self.mode_steps[self.mode]
         self._step_started = now
         self._step_open = True
+        # the steps that may open on the quiet path: none with step timing (each is recorded)
+        self._quiet_mode = self.mode if self._metrics is None else None
+        self._quiet_below = self._schedule.next_due(self.mode, self._step_mode_step) if self._writes else math.inf
+
+    def _quiet_step(self, mode: ModeKeys) -> bool:
+        """Open the next step of ``mode`` if that is all :meth:`_start_step` would do (the
+        running step wrote and holds nothing, the next one is due for nothing, no step
+        timing); returns whether it did. Cheaper at every step of a framework loop, where
+        Python runs with cold caches: about 40 us a step less inside Keras' ``fit``."""
+        step = self.mode_steps[mode] + 1
+        if mode is not self._quiet_mode or step >= self._quiet_below or not self._step_open or self._disabled:
+            return False
+        if self._output is not None or self._pending or self._scalars or self._dirty or self._closed:
+            return False
+        self.step += 1
+        self.mode_steps[mode] = self._step_mode_step = step
+        if mode is not ModeKeys.GLOBAL:
+            self.mode_steps[ModeKeys.GLOBAL] = self.step
+        self._due = NOTHING_DUE
+        return True
 
     _claim: WorkerClaim | None = None  # one writer per (out_dir, worker), taken at the first write
 

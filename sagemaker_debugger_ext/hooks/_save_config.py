@@ -124,6 +124,16 @@ class SaveConfigMode:
             return False
         return step % self.save_interval == 0
 
+    def next_save_step(self, after: int) -> int | None:
+        """The first mode step after ``after`` that :meth:`should_save_step` accepts (None:
+        none does)."""
+        candidates = [step for step in self.save_steps if step > after]
+        first = max(after + 1, self.start_step)
+        first += -first % self.save_interval
+        if self.end_step is None or first < self.end_step:
+            candidates.append(first)
+        return min(candidates, default=None)
+
     def to_json_dict(self) -> dict[str, Any]:
         """The dict smdebug writes in the collections JSON."""
         return {

@@ -52,6 +52,44 @@ def test_schedule_table(params: dict, n: int, expected: set[int]) -> None:
         assert {s for s in range(n) if cfg.should_save_step(mode, s)} == expected
 
 
+@pytest.mark.parametrize(("params", "n", "expected"), SCHEDULES)
+def test_next_save_step_is_the_next_step_the_schedule_saves(params: dict, n: int, expected: set[int]) -> None:
+    """``next_save_step(after)`` (the hook's quiet steps rest on it) is the least saved step
+    after ``after``, for every ``after`` before and around the schedule's saved steps."""
+    schedule = parse_hook_config({"HookParameters": params}).save_config.get_save_config(ModeKeys.TRAIN)
+    horizon = n + 2 * schedule.save_interval
+    saved = [s for s in range(horizon) if schedule.should_save_step(s)]
+    for after in range(-1, n):
+        later = [s for s in saved if s > after]
+        assert schedule.next_save_step(after) == (later[0] if later else None), after
+
+
+def test_next_due_covers_every_schedule_and_skips_train_only_collections_in_eval() -> None:
+    """Several schedules: the next due step is the earliest of theirs; gradients (train only)
+    never make an EVAL step due."""
+    import math
+
+    from sagemaker_debugger_ext.hooks._collections import Collection
+    from sagemaker_debugger_ext.hooks._due import DueCollections
+
+    every3 = Collection("losses", save_config=SaveConfig(save_interval=3))
+    grads = Collection("gradients", save_config=SaveConfig(save_interval=2, end_step=7))
+    default = SaveConfig(save_interval=100)
+    for coll in (every3, grads):
+        coll.complete(default, ReductionConfig())
+    due = DueCollections([every3, grads])
+    for mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
+        for after in range(-1, 20):
+            brute = [s for s in range(after + 1, 40) if due.at(mode, s)]
+            assert due.next_due(mode, after) == brute[0], (mode, after)
+    assert due.next_due(ModeKeys.TRAIN, 5) == 6  # gradients at 6
+    assert due.next_due(ModeKeys.EVAL, 5) == 6  # losses at 6 (3's multiple)
+    assert due.next_due(ModeKeys.EVAL, 6) == 9
+    ended = Collection("weights", save_config=SaveConfig(save_interval=2, end_step=4))
+    ended.complete(default, ReductionConfig())
+    assert DueCollections([ended]).next_due(ModeKeys.TRAIN, 3) == math.inf
+
+
 def test_per_mode_merge_order_verified_example() -> None:
     """Hook per-mode values are overridden key by key by the collection's (reference §1.4)."""
     settings = parse_hook_config(

@@ -116,3 +116,127 @@ def test_a_hook_that_stops_saving_leaves_the_model_own_function(
     assert plain is not tapped
     assert model.train_function is plain
     hook.close()
+
+
+def _op_counts(function: Any) -> dict[str, int]:
+    """Every op in the traced graphs reachable from a Keras step function (its closures'
+    ``tf.function``s and their function libraries), counted by type."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    todo, seen = [function], set()
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        for concrete in getattr(fn, "_list_all_concrete_functions", list)():
+            graph = concrete.graph.as_graph_def()
+            counts.update(node.op for node in graph.node)
+            counts.update(node.op for lib in graph.library.function for node in lib.node_def)
+        todo += [getattr(fn, "_python_function", None)]
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                todo.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+        todo = [f for f in todo if callable(f)]
+    return dict(counts)
+
+
+def test_plain_function_is_the_model_own_graph(tf, tmp_path: Path) -> None:
+    """The steps that save nothing run exactly the graph an unhooked model runs (op for op);
+    the tapped variant adds the one hand-over call and the variables' reads."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    x, y = _data(6)
+
+    def model() -> Any:
+        keras.utils.set_random_seed(6)
+        made = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(4, activation="relu", name="hidden"),
+                                 keras.layers.Dense(2, name="out")])  # fmt: skip
+        made.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
+        return made
+
+    own = model()
+    own.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
+    hooked = model()
+    hook = smd.KerasHook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=3),
+                         include_collections=["weights", "biases", "gradients", "layers", "losses"])  # fmt: skip
+    hooked.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0, shuffle=False)
+    hook.close()
+    _, plain, tapped = hook._step_functions["train"]
+    assert hooked.train_function is plain
+    expected = _op_counts(own.train_function)
+    assert expected and _op_counts(plain) == expected
+    extra = {op: n - expected.get(op, 0) for op, n in _op_counts(tapped).items() if n != expected.get(op, 0)}
+    assert extra.get("PyFunc", 0) >= 1, extra  # the hand-over
+    assert set(extra) <= {"PyFunc", "ReadVariableOp", "Const", "Identity"}, extra
+
+
+def _quiet_run(tf: Any, out: Path, quiet: bool, validation: bool) -> tuple[Any, list[tuple[int, int, int]]]:
+    """A fit (with validation or without: then each epoch's end closes a step of the mode
+    that goes on) over a schedule of every kind (interval, start/end, listed steps, one per
+    mode) and ``save_scalar`` calls at steps due for nothing (the first one lists a new
+    name); with ``quiet`` False every step opens the long way (the reference)."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    x, y = _data(7)
+
+    class Hook(smd.KerasHook):
+        def _quiet_step(self, mode: Any) -> bool:
+            return super()._quiet_step(mode) if quiet else False
+
+    keras.utils.set_random_seed(7)
+    model = keras.Sequential([keras.Input(shape=(5,)), keras.layers.Dense(2, name="dense")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.01), loss="mse")
+    train = smd.SaveConfigMode(save_interval=4, start_step=2, end_step=11, save_steps=[1])
+    config = smd.SaveConfig({smd.modes.TRAIN: train, smd.modes.EVAL: smd.SaveConfigMode(save_interval=3)})
+    hook = Hook(out_dir=str(out), save_config=config, include_collections=["weights", "gradients", "layers", "losses"])
+    seen: list[tuple[int, int, int]] = []
+
+    class Watch(keras.callbacks.Callback):  # after the hook: the step each batch ran as
+        def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
+            seen.append((hook.step, hook.mode_steps[smd.modes.TRAIN], hook.mode_steps[smd.modes.GLOBAL]))
+            if hook.mode_steps[smd.modes.TRAIN] in (5, 6):  # due for nothing
+                hook.save_scalar("probe", float(hook.mode_steps[smd.modes.TRAIN]))
+
+        def on_test_batch_end(self, batch: int, logs: Any = None) -> None:
+            seen.append((hook.step, hook.mode_steps[smd.modes.EVAL], hook.mode_steps[smd.modes.GLOBAL]))
+
+    validation_data = (x[:12], y[:12]) if validation else None
+    model.fit(x, y, batch_size=4, epochs=2, validation_data=validation_data, callbacks=[hook, Watch()],
+              verbose=0, shuffle=False)  # fmt: skip
+    hook.close()
+    return create_trial(str(out)), seen
+
+
+@pytest.mark.parametrize("validation", [True, False], ids=["validation", "train-only"])
+def test_quiet_steps_count_and_save_as_the_long_way(tf, tmp_path: Path, validation: bool) -> None:
+    """Steps opened on the quiet path (nothing due, nothing pending) are numbered, and the
+    run saved, exactly as when every step opens the long way: same steps per mode, same
+    tensors at the same steps, same values."""
+    from sagemaker_debugger_ext.modes import ModeKeys
+
+    quick, quick_seen = _quiet_run(tf, tmp_path / "quiet", True, validation)
+    slow, slow_seen = _quiet_run(tf, tmp_path / "slow", False, validation)
+    assert quick_seen == slow_seen
+    assert len(quick_seen) == 2 * 6 + (2 * 3 if validation else 0)  # 6 train, 3 validation batches an epoch
+    assert all(global_step == step for step, _, global_step in quick_seen)
+    assert [mode_step for _, mode_step, _ in quick_seen[:6]] == list(range(6))
+    assert quick.steps() == slow.steps()
+    assert quick.steps(mode=ModeKeys.TRAIN) == ([1, 4, 5, 6, 8] if validation else [1, 4, 5, 6, 8, 11])
+    assert quick.steps(mode=ModeKeys.EVAL) == ([0, 2, 3, 5] if validation else [])  # each epoch's logs: last step
+    assert sorted(quick.tensor_names()) == sorted(slow.tensor_names())
+    probe = quick.tensor("scalar/probe")
+    assert probe.steps(mode=ModeKeys.TRAIN) == [5, 6]
+    assert [float(probe.value(s, mode=ModeKeys.TRAIN)[0]) for s in (5, 6)] == [5.0, 6.0]
+    for name in quick.tensor_names():
+        a, b = quick.tensor(name), slow.tensor(name)
+        assert a.steps() == b.steps(), name
+        for step in a.steps():
+            np.testing.assert_array_equal(a.value(step), b.value(step))

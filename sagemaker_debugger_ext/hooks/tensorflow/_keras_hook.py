@@ -158,6 +158,8 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
                 self._make_step_functions(model, mode)
 
     def _on_batch_begin(self, mode: ModeKeys) -> None:
+        if not (self._trace_taps or self._flag_value) and self._quiet_step(mode):
+            return  # nothing to switch: the plain step function is in place, no flag is on
         if not (self._disabled or self._closed):
             self._guarded(self._begin_batch, mode)  # every step: no context manager unless never_crash
         elif self._trace_taps:  # stopped saving (never_crash) in a saved step: the model's own graph
