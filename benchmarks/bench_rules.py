@@ -43,7 +43,8 @@ RULE_PARAMS: dict[str, dict[str, str]] = {
     "VanishingGradient": {},
     "ExplodingTensor": {},
     "WeightUpdateRatio": {},
-    "AllZero": {"tensor_regex": ".*relu_output"},
+    # the hook lists nn.ReLU outputs (act1_output_0, smdebug's names) in relu_output by class
+    "AllZero": {"collection_names": "relu_output"},
     "DeadRelu": {},
     "TensorVariance": {"tensor_regex": ".*fc1.weight", "max_threshold": "1"},
     "UnchangedTensor": {"collection_names": "weights"},

@@ -135,7 +135,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
         self._quiet_mode: ModeKeys | None = None  # see _quiet_step
-        self._quiet_below: float = 0
+        self._quiet_below: float = -1
         self._atexit: Any = None
         # A finished step's files are written by one thread while the next step trains, until
         # that step saves its first tensor: it waits for them then (long written, in practice,
@@ -250,7 +250,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_open = True
         # the steps that may open on the quiet path: none with step timing (each is recorded)
         self._quiet_mode = self.mode if self._metrics is None else None
-        self._quiet_below = self._schedule.next_due(self.mode, self._step_mode_step) if self._writes else math.inf
+        self._quiet_below = -1  # the next due step: worked out by _quiet_step, when asked
 
     def _quiet_step(self, mode: ModeKeys) -> bool:
         """Open the next step of ``mode`` if that is all :meth:`_start_step` would do (the
@@ -258,7 +258,11 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         timing); returns whether it did. Cheaper at every step of a framework loop, where
         Python runs with cold caches: about 40 us a step less inside Keras' ``fit``."""
         step = self.mode_steps[mode] + 1
-        if mode is not self._quiet_mode or step >= self._quiet_below or not self._step_open or self._disabled:
+        if mode is not self._quiet_mode or not self._step_open or self._disabled:
+            return False
+        if self._quiet_below < 0:
+            self._quiet_below = self._schedule.next_due(mode, step - 1) if self._writes else math.inf
+        if step >= self._quiet_below:
             return False
         if self._output is not None or self._pending or self._scalars or self._dirty or self._closed:
             return False

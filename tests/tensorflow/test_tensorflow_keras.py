@@ -121,9 +121,11 @@ def test_mlp_values_equal_the_model(mlp_run: dict[str, Any]) -> None:
 
     trial = create_trial(str(mlp_run["out"]))
     rec = mlp_run["rec"]
+    model = mlp_run["model"]
+    variables = {"hidden": model.get_layer("hidden").kernel, "logits": model.get_layer("logits").bias}
     for step in range(4):
-        for path in ("sequential/hidden/kernel", "sequential/logits/bias"):
-            layer, var = path.split("/")[1:]
+        for layer, variable in variables.items():  # the model's name varies: sequential_<n> after others
+            path, var = variable.path, variable.path.rsplit("/", 1)[1]
             saved = trial.tensor(f"{layer}/weights/{layer}/{var}:0").value(step, mode=modes.TRAIN)
             np.testing.assert_allclose(saved, rec.after[step][path], rtol=1e-6)
             grad = trial.tensor(f"gradients/{layer}/{var}Grad").value(step, mode=modes.TRAIN)
