@@ -8,7 +8,6 @@ callbacks only for steps where something is due.
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import time
 import weakref
@@ -37,6 +36,7 @@ from ._due import NOTHING_DUE, DueCollections
 from ._guard import NeverCrashGuard
 from ._json_config import load_hook_settings, writer_nice
 from ._outputs import FrameworkMetrics, TensorBoardExport
+from ._quiet import QuietSteps
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
 from ._saving import ExplicitSaves
@@ -51,7 +51,7 @@ def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
         hook.close()
 
 
-class BaseHook(ExplicitSaves, NeverCrashGuard):
+class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
     """Shared machinery of the generic, PyTorch and XGBoost hooks (smdebug's ``BaseHook``)."""
 
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
@@ -134,7 +134,7 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         self._step_started: float | None = None
         self._step_open = False
         self._step_mode, self._step_mode_step = self.mode, -1
-        self._quiet_mode: ModeKeys | None = None  # see _quiet_step
+        self._quiet_mode: ModeKeys | None = None  # see QuietSteps
         self._quiet_below: float = -1
         self._atexit: Any = None
         # A finished step's files are written by one thread while the next step trains, until
@@ -251,27 +251,6 @@ class BaseHook(ExplicitSaves, NeverCrashGuard):
         # the steps that may open on the quiet path: none with step timing (each is recorded)
         self._quiet_mode = self.mode if self._metrics is None else None
         self._quiet_below = -1  # the next due step: worked out by _quiet_step, when asked
-
-    def _quiet_step(self, mode: ModeKeys) -> bool:
-        """Open the next step of ``mode`` if that is all :meth:`_start_step` would do (the
-        running step wrote and holds nothing, the next one is due for nothing, no step
-        timing); returns whether it did. Cheaper at every step of a framework loop, where
-        Python runs with cold caches: about 40 us a step less inside Keras' ``fit``."""
-        step = self.mode_steps[mode] + 1
-        if mode is not self._quiet_mode or not self._step_open or self._disabled:
-            return False
-        if self._quiet_below < 0:
-            self._quiet_below = self._schedule.next_due(mode, step - 1) if self._writes else math.inf
-        if step >= self._quiet_below:
-            return False
-        if self._output is not None or self._pending or self._scalars or self._dirty or self._closed:
-            return False
-        self.step += 1
-        self.mode_steps[mode] = self._step_mode_step = step
-        if mode is not ModeKeys.GLOBAL:
-            self.mode_steps[ModeKeys.GLOBAL] = self.step
-        self._due = NOTHING_DUE
-        return True
 
     _claim: WorkerClaim | None = None  # one writer per (out_dir, worker), taken at the first write
 
