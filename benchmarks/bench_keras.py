@@ -16,13 +16,14 @@ first batch to its end (a callback on both sides), so ``fit``'s own set-up (buil
 dataset iterator, about as long as 20 steps) neither dilutes nor adds noise to the ratio.
 
 ``keras_floor_overhead_interval10``: the same ratio for the least any hook saving these
-tensors does, measured in the same way (a third kind of block on the same model): every 10th step a
-callback reads the model's weights (``get_weights``, one copy each) and hands them, with one
-constant array standing for the rest of what the hook saved (gradients, layer inputs and
-outputs: as many bytes as the hook's event files hold per saved step; not copied, as a hook
-can hand TensorFlow's own buffers over), to a second thread at the hook writer's niceness,
-which writes them to a new file. It leaves out what fetching gradients and layer outputs
-from the graph costs, so it is a lower bound.
+tensors does, measured in the same way (a third kind of block on the same model): every
+10th step a callback reads the model's weights (``get_weights``, one copy each) and hands
+them, with one constant array standing for the rest of what the hook saved (gradients,
+layer inputs and outputs: as many bytes as the hook's event files hold per saved step; not
+copied, as a hook can hand TensorFlow's own buffers over), to a second thread at the hook
+writer's niceness, which writes them to a new file (uncached where the hook's event files
+are, ``format/_files.py``). It leaves out what fetching gradients and layer outputs from
+the graph costs, so it is a lower bound.
 
 Reported beside them: ``keras_hook_minus_floor_interval10``, the median over repeats of the
 hook's overhead minus the floor's in the same repeat (what the hook costs beyond the least
@@ -40,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._threads import as_hook_writer
+from ._threads import as_hook_writer, write_as_hook
 
 WARMUP_BLOCKS = 2
 CYCLES = 8
@@ -100,11 +101,7 @@ def _Floor(keras: Any, out_dir: Path, nbytes: int) -> Any:
         as_hook_writer()
         count = 0
         while (arrays := jobs.get()) is not None:
-            fd = os.open(out_dir / f"step{count}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.writev(fd, arrays)
-            finally:
-                os.close(fd)
+            write_as_hook(out_dir / f"step{count}", arrays)
             count += 1
 
     writer = threading.Thread(target=write, daemon=True)

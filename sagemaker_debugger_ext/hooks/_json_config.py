@@ -21,6 +21,7 @@ from .._container_env import (
     CONFIG_FILE_DEBUG_HOOK,
     CONFIG_FILE_TENSORBOARD,
     HOOK_NEVER_CRASH_ENV,
+    HOOK_UNCACHED_WRITES_ENV,
     HOOK_WRITER_NICE_ENV,
     SMDEBUG_CONFIG_FILE_PATH_ENV,
     TENSORBOARD_CONFIG_FILE_PATH_ENV,
@@ -276,3 +277,16 @@ def writer_nice(environ: Mapping[str, str]) -> int:
         msg = field_error_message(HOOK_WRITER_NICE_ENV, "an integer from 0 to 19", raw)
         raise HookConfigError(msg, field=HOOK_WRITER_NICE_ENV, value=raw)
     return value
+
+
+def writer_uncached(environ: Mapping[str, str]) -> bool:
+    """Whether a hook writes its event files uncached (``format/_files.py``):
+    ``$SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES``, a boolean, default true.
+
+    Raises:
+        HookConfigError: naming the variable, when its value is not a boolean.
+    """
+    raw = environ.get(HOOK_UNCACHED_WRITES_ENV)
+    if raw is None or not raw.strip():
+        return True
+    return parse_bool(HOOK_UNCACHED_WRITES_ENV, raw)

@@ -41,6 +41,7 @@ class StepOutput:
         tensorboard: TensorBoardExport | None,
         background: BackgroundWriter | None = None,
         arenas: ArenaPool | None = None,
+        uncached: bool = False,
     ) -> None:
         self.step = step
         self.mode = mode
@@ -49,6 +50,7 @@ class StepOutput:
         self._worker = worker
         self._tb = tensorboard
         self._background = background
+        self._uncached = uncached  # the event file skips the page cache (see format._files)
         # raw records, and reductions computed on the writer's thread, in write order
         self._records: list[RawRecord | Reductions] = []
         self._batcher = ReductionsBatcher(background)
@@ -81,7 +83,7 @@ class StepOutput:
     def _write_files(self) -> None:
         writer = StepWriter(  # the records are this step's private copies: the writer may borrow them
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
-            borrow_arrays=True,
+            borrow_arrays=True, uncached=self._uncached,
         )  # fmt: skip
         try:
             write_records(writer, self._records)

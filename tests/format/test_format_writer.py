@@ -285,7 +285,7 @@ def test_background_writer_runs_calls_in_order_with_writes(tmp_path: Path) -> No
     bg = BackgroundWriter(max_pending=1)
     bg.submit(tmp_path / "a.txt", b"a")
     bg.submit_call(lambda: seen.append((tmp_path / "a.txt").read_text()))
-    bg.submit_group([(str(tmp_path / "b.txt"), [b"b", b"c"], False)])
+    bg.submit_group([(str(tmp_path / "b.txt"), [b"b", b"c"], False, False)])
     bg.submit_call(lambda: seen.append((tmp_path / "b.txt").read_text()))
     bg.flush()
     assert seen == ["a", "bc"]
