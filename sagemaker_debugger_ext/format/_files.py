@@ -190,7 +190,7 @@ def _write_all(fd: int, chunks: list[bytes | bytearray | memoryview], *, uncache
             except OSError as exc:
                 if exc.errno not in _NOT_SUPPORTED:
                     raise
-                _REFUSED_DEVICES.add(device)  # refused before writing anything: ask no more
+                _REFUSED_DEVICES.add(device)  # not supported there: ask no more, go on from `written`
                 os.lseek(fd, written, os.SEEK_SET)
     while views:
         n = os.writev(fd, views[:_IOV_MAX]) if _HAS_WRITEV else os.write(fd, views[0])
