@@ -105,17 +105,14 @@ class BackgroundWriter(ClosesOnExit):
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(
-        self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False, uncached: bool = False
-    ) -> None:
+    def submit(self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False) -> None:
         """Queue an atomic write of ``data`` (bytes or a sequence of chunks) to ``path``,
-        visible after all earlier ones (``new_dir``, ``uncached``: as ``atomic_write``'s). The
-        caller must not change ``data`` afterwards.
+        visible after all earlier ones. The caller must not change ``data`` afterwards.
 
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
         """
-        self.submit_group([(os.fspath(path), data, new_dir, uncached)])
+        self.submit_group([(os.fspath(path), data, new_dir, False)])
 
     def submit_group(self, writes: Iterable[FileWrite]) -> None:
         """Queue several atomic writes, performed in this order by one hand-over.
