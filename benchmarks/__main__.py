@@ -3,7 +3,9 @@
 Each module exposes ``run() -> dict[str, object]`` returning flat JSON-able metrics
 (ratios measured against a baseline run in the same process or run). The merged dict is
 written to ``benchmarks/results.json`` and printed. ``python -m benchmarks NAME ...`` runs
-only the named modules (``bench_NAME``) and updates their keys in the existing file.
+only the named modules (``bench_NAME``) and updates their keys in the existing file. Every run
+also appends its figures with the commit to ``benchmarks/history.jsonl``; ``python -m benchmarks
+compare`` prints the newest commit's figures against the previous commit's (see ``_history``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks._history import append_run, compare
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["compare"]:
+        return compare(sys.stdout)
     names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     if argv:
         wanted = {a if a.startswith("bench_") else f"bench_{a}" for a in argv}
@@ -48,6 +54,7 @@ def main(argv: list[str]) -> int:
     tmp = RESULTS.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
     tmp.replace(RESULTS)
+    append_run(results, names)
     print(json.dumps(merged, indent=2, sort_keys=True))
     return 1 if failures else 0
 
