@@ -185,9 +185,12 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
     def _complete(self, coll: Collection) -> None:
         coll.complete(self.save_config, self.reduction_config)
 
-    def _prepare(self) -> None:
+    def _prepare(self, *, check: bool = True) -> None:
+        """Fix the collections to save; ``check`` refuses one with nothing to match, as
+        smdebug does when saving starts (a hook closed before any step checks nothing)."""
         cm = self.collection_manager
-        cm.check_configured()
+        if check:
+            cm.check_configured()
         every = CollectionKeys.ALL in self.include_collections
         self._to_save = [
             c for c in cm if c.name in self.include_collections or (every and c.name not in NAMED_ONLY_COLLECTIONS)
@@ -353,7 +356,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
             self._atexit = None
         with self._guard():
             if not self._prepared:
-                self._prepare()
+                self._prepare(check=False)  # no step ran: smdebug never checks then
             self._end_step()
             if self._background is not None:
                 self._background.close()

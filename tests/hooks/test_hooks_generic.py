@@ -161,6 +161,14 @@ def test_unknown_collection_without_regex_fails_at_first_step(tmp_path: Path) ->
         hook.advance_step()
 
 
+def test_unconfigured_collection_is_not_checked_by_a_bare_close(tmp_path: Path) -> None:
+    """smdebug's docs/api.md snippet: a collection with nothing to match, closed before any step, is fine."""
+    hook = _hook(tmp_path, include_collections=["metrics_like"])
+    hook.add_collection(hook.get_collection("mine"))
+    hook.close()
+    assert (tmp_path / "run" / "collections" / "000000000" / "worker_0_collections.json").exists()
+
+
 def test_include_regex_and_save_all(tmp_path: Path, read_run) -> None:
     """include_regex feeds the default collection (re.search); save_all saves everything."""
     hook = _hook(tmp_path / "a", save_config=SaveConfig(save_interval=1), include_regex=["relu"])

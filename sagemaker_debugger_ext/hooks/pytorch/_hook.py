@@ -157,7 +157,7 @@ class Hook(BaseHook):
             if colls:
                 self._activation_prefixes[name + side] = colls
 
-    def _prepare(self) -> None:
+    def _prepare(self, *, check: bool = True) -> None:
         on_first_step(self)
         # smdebug's _prepare_collections: Collection.add_module_tensors -> the module's names
         for coll in self.collection_manager:
@@ -169,7 +169,7 @@ class Hook(BaseHook):
                     coll.include(name + self.INPUT_TENSOR_SUFFIX)
                 if outputs:
                     coll.include(name + self.OUTPUT_TENSOR_SUFFIX)
-        super()._prepare()
+        super()._prepare(check=check)
 
     # --- per-step callbacks (smdebug's extension points) -----------------------------------
     def forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:

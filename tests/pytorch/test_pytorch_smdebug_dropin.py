@@ -1,0 +1,120 @@
+"""smdebug documentation snippets and AWS example code, run under real smdebug 1.0.34
+(``.venv-smdebug``) and under this package with the imports changed only: each scenario
+records what a user sees (outcomes, steps, tensor names) and both records must be equal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow  # one training subprocess per library
+
+IMPORTS = {
+    "smdebug": "import smdebug.pytorch as smd\nfrom smdebug.trials import create_trial\n",
+    "ours": "import sagemaker_debugger_ext.pytorch as smd\nfrom sagemaker_debugger_ext.trials import create_trial\n",
+}
+
+COMMON = """
+import json, os, sys, tempfile
+import torch
+import torch.nn as nn
+OUT = sys.argv[1]
+RESULTS = {}
+torch.manual_seed(0)
+
+
+def outcome(fn):
+    try:
+        fn()
+    except Exception as exc:
+        return type(exc).__name__
+    return "ok"
+
+
+def files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+
+
+def tiny_training(hook, steps=2):
+    model = nn.Linear(2, 2)
+    hook.register_module(model)
+    for _ in range(steps):
+        model(torch.ones(1, 2)).sum().backward()
+    hook.close()
+"""
+
+SCENARIOS = {
+    # smdebug's docs/api.md hook snippet: collections configured, no training, close()
+    "collection_check_timing": """
+def api_md_snippet():
+    hook = smd.Hook(out_dir=OUT + "/api_md", include_collections=["metrics_like"])
+    hook.add_collection(smd.Collection("mine"))
+    hook.get_collection("mine"), hook.get_collection("weights"), hook.get_collection("other")
+    hook.close()
+
+
+def unmatched(include, name, regex=None):
+    def run():
+        hook = smd.Hook(out_dir=tempfile.mkdtemp(dir=OUT) + "/o", include_collections=include)
+        coll = hook.get_collection(name)
+        if regex:
+            coll.include(regex)
+        tiny_training(hook)
+    return run
+
+
+RESULTS["collection_check_timing"] = {
+    "api_md": outcome(api_md_snippet),
+    "api_md_files": files(OUT + "/api_md"),
+    "saved_unmatched": outcome(unmatched(["weights", "mine"], "mine")),
+    "unsaved_unmatched": outcome(unmatched(["weights"], "mine")),
+    "saved_with_regex": outcome(unmatched(["weights", "mine"], "mine", "weight")),
+    "included_but_absent": outcome(unmatched(["weights", "metrics_like"], "weights")),
+}
+""",
+}
+
+
+def _run(python: Path, which: str, out: Path) -> dict[str, Any]:
+    """One process per library (torch imports once); returns its RESULTS."""
+    script = out.parent / f"dropin_{which}.py"  # not smdebug.py: it would shadow the package
+    script.write_text(
+        IMPORTS[which]
+        + COMMON
+        + "".join(SCENARIOS.values())
+        + "\njson.dump(RESULTS, open(OUT + '/results.json', 'w'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) if which == "ours" else ""
+    proc = subprocess.run([str(python), str(script), str(out)], capture_output=True, text=True, timeout=900,
+                          env=env, cwd=out.parent, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return results
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory, smdebug_python: Path) -> dict[str, dict[str, Any]]:
+    probe = subprocess.run([str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
+    out = {}
+    for which, python in (("smdebug", smdebug_python), ("ours", Path(sys.executable))):
+        root = tmp_path_factory.mktemp(which) / "out"
+        root.mkdir()
+        out[which] = _run(python, which, root)
+    return out
+
+
+def test_collection_check_when_saving_starts(results: dict[str, dict[str, Any]]) -> None:
+    """A collection with nothing to match is refused at the first step, never at a bare close()."""
+    ours, theirs = results["ours"]["collection_check_timing"], results["smdebug"]["collection_check_timing"]
+    assert ours == theirs
+    assert theirs["api_md"] == "ok"
+    assert theirs["saved_unmatched"] == "InvalidCollectionConfiguration"
