@@ -59,6 +59,8 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
     default_save_values: ClassVar[Mapping[str, Any]] = {}
     #: copy saved tensors into one buffer reused from step to step (see ``_arena``: measured per framework)
     reuse_copy_buffer: ClassVar[bool] = False
+    #: reduction names keep a tensor's ``:0`` (smdebug: TensorFlow's hooks do, the others drop it)
+    reductions_keep_colon_index: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -269,7 +271,8 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
                                       mode_step=self._step_mode_step, tensorboard=self._tb,
                                       background=self._background, arenas=self._arenas,
-                                      uncached=self._uncached)  # fmt: skip
+                                      uncached=self._uncached,
+                                      keep_colon_index=self.reductions_keep_colon_index)  # fmt: skip
         return self._output
 
     def _end_step(self) -> None:

@@ -184,14 +184,17 @@ class ReductionConfig:
         return {"save_raw_tensor": self.save_raw_tensor, "reductions": ",".join(tokens), "save_shape": self.save_shape}
 
 
-def reduction_tensor_name(tensor_name: str, op: str, is_abs: bool) -> str:
-    """``smdebug/reductions/[abs_]<op>/<name>`` with ``:<digits>`` removed (smdebug's naming)."""
-    name = _COLON_INDEX.sub("", f"{op}/{tensor_name}")
+def reduction_tensor_name(tensor_name: str, op: str, is_abs: bool, keep_colon_index: bool = False) -> str:
+    """``smdebug/reductions/[abs_]<op>/<name>`` with ``:<digits>`` removed, or kept with
+    ``keep_colon_index`` (smdebug's naming: TensorFlow hooks keep ``dense/kernel:0``)."""
+    name = f"{op}/{tensor_name}" if keep_colon_index else _COLON_INDEX.sub("", f"{op}/{tensor_name}")
     return REDUCTIONS_PREFIX + ("abs_" if is_abs else "") + name
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def reduction_tensor_names(tensor_name: str, ops: tuple[tuple[str, bool], ...]) -> tuple[str, ...]:
+def reduction_tensor_names(
+    tensor_name: str, ops: tuple[tuple[str, bool], ...], keep_colon_index: bool = False
+) -> tuple[str, ...]:
     """:func:`reduction_tensor_name` of each ``(op, is_abs)`` (cached: a hook saves the same
     reductions of the same tensors at every saved step)."""
-    return tuple(reduction_tensor_name(tensor_name, op, is_abs) for op, is_abs in ops)
+    return tuple(reduction_tensor_name(tensor_name, op, is_abs, keep_colon_index) for op, is_abs in ops)

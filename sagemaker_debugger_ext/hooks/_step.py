@@ -42,8 +42,10 @@ class StepOutput:
         background: BackgroundWriter | None = None,
         arenas: ArenaPool | None = None,
         uncached: bool = False,
+        keep_colon_index: bool = False,
     ) -> None:
         self.step = step
+        self._keep_colon_index = keep_colon_index  # reduction names keep ``:0`` (TensorFlow, as smdebug)
         self.mode = mode
         self.mode_step = mode_step
         self._out_dir = out_dir
@@ -123,7 +125,7 @@ class StepOutput:
                 done.update(todo)
                 ops = tuple(todo)
                 kept = values if private else self._arena.copy(values)
-                record = Reductions(name, kept, ops, reduction_tensor_names(name, ops))
+                record = Reductions(name, kept, ops, reduction_tensor_names(name, ops, self._keep_colon_index))
                 self._records.append(record)
                 self._batcher.add(record)
         if raw:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import logging
 import os
 import re
 import time
@@ -23,6 +24,8 @@ from ._collections import Collection
 from ._loading import TrialLoader
 from ._state import StepState
 from ._tensor import Tensor, _check_mode
+
+_LOG = logging.getLogger(__name__)
 
 __all__ = ["Trial"]
 
@@ -355,7 +358,10 @@ class Trial:
         folded into their base tensor.
 
         Raises:
-            ConfigValueError: both ``regex`` and ``collection``, or an unknown collection.
+            ConfigValueError: both ``regex`` and ``collection``.
+
+        A ``collection`` name the trial does not hold becomes an empty collection and lists
+        nothing (a warning is logged), as in smdebug 1.0.34.
         """
         mode = _check_mode(mode)
         self._maybe_refresh()
@@ -370,9 +376,9 @@ class Trial:
             names = set(self._step_tensors.get(g, ())) if g is not None else set()
         if collection is not None:
             if isinstance(collection, str) and collection not in self._collections:
-                # unlike trial.collection(name), a name nobody defined is a typo, not a new collection
-                msg = field_error_message("collection", f"one of {sorted(self._collections)}", collection)
-                raise ConfigValueError(msg, field="collection", value=collection)
+                # smdebug: the name becomes an empty collection (as trial.collection(name)); say so
+                _LOG.warning("no tensors of collection %r were saved (the trial has %s)", collection,
+                             sorted(self._collections))  # fmt: skip
             coll = self.collection(collection) if isinstance(collection, str) else collection  # any Collection
             names = {n for n in names if coll.matches(n)}
         elif regex is not None:

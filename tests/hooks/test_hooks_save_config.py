@@ -208,6 +208,10 @@ def test_reductions_use_the_flattened_tensor() -> None:
     assert compute_reduction("variance", x, is_abs=False).dtype == np.float32
     assert reduction_tensor_name("relu_output_0", "l2", False) == "smdebug/reductions/l2/relu_output_0"
     assert reduction_tensor_name("a:0", "mean", True) == "smdebug/reductions/abs_mean/a"
+    assert (
+        reduction_tensor_name("d/kernel:0", "mean", False, keep_colon_index=True)
+        == "smdebug/reductions/mean/d/kernel:0"
+    )
 
 
 def test_save_config_python_api() -> None:

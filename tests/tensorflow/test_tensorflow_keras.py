@@ -240,3 +240,37 @@ def test_interval_saves_graph_values_only_at_due_steps(tf, tmp_path: Path) -> No
     assert trial.tensor("gradients/dense/kernelGrad").steps() == [0, 3, 6]
     for step in (0, 3, 6):
         np.testing.assert_array_equal(trial.tensor("dense/inputs").value(step), x[4 * step : 4 * step + 4])
+
+
+def test_reduction_names_keep_the_colon_index(tf, tmp_path: Path, smdebug_python: Path) -> None:
+    """With a reduction_config the variables keep smdebug's TensorFlow names (``...kernel:0``),
+    read by this reader and by smdebug's; a collection the trial lacks lists nothing in both."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    x = np.random.default_rng(3).normal(size=(16, 8)).astype("float32")
+    model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(4, name="dense"),
+                              keras.layers.Dense(2, name="dense_1")])  # fmt: skip
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="mse")
+    hook = smd.KerasHook(out_dir=str(tmp_path / "out"), save_config=smd.SaveConfig(save_interval=1),
+                         reduction_config=smd.ReductionConfig(reductions=["mean"], norms=["l2"]),
+                         include_collections=["weights", "biases"])  # fmt: skip
+    model.fit(x, x[:, :2], batch_size=8, epochs=1, callbacks=[hook], verbose=0, shuffle=False)
+    hook.close()
+    ref = json.loads(REFERENCE.read_text())["collections"]
+    trial = create_trial(str(tmp_path / "out"))
+    for coll in ("weights", "biases"):
+        assert trial.tensor_names(collection=coll) == ref[coll], coll
+    kernel = trial.tensor("dense/weights/dense/kernel:0")
+    assert np.isfinite(kernel.reduction_value(0, "mean")) and kernel.reduction_value(0, "l2") > 0
+    assert trial.tensor_names(collection="not_in_this_trial") == []
+    script = (
+        "import json, sys\nfrom smdebug.trials import create_trial\nt = create_trial(sys.argv[1])\n"
+        "print(json.dumps([t.tensor_names(), t.tensor_names(collection='not_in_this_trial')]))\n"
+    )
+    proc = subprocess.run([str(smdebug_python), "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=180, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names, absent = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert names == trial.tensor_names() and absent == []

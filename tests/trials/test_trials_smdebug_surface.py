@@ -65,8 +65,7 @@ def test_new_collection_filled_by_include(tmp_path: Path) -> None:
     assert trial.tensor_names(collection=coll) == ["bias", "w"]
     with pytest.raises(ConfigValueError, match="valid regex"):
         coll.include("(")
-    with pytest.raises(ConfigValueError, match="'collection' must be one of"):
-        trial.tensor_names(collection="typo")
+    assert trial.tensor_names(collection="typo") == []  # smdebug 1.0.34: nothing, and a warning
 
 
 def test_local_trial_and_reader(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
     """
 
     reuse_copy_buffer = True  # cheaper saved steps, measured (see hooks/_arena.py)
+    reductions_keep_colon_index = True  # smdebug's TensorFlow hooks: smdebug/reductions/mean/dense/kernel:0
     builtin_collections: ClassVar[Mapping[str, list[str]]] = TF_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (
         CollectionKeys.METRICS, CollectionKeys.LOSSES, CollectionKeys.SM_METRICS,
