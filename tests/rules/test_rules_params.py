@@ -77,6 +77,13 @@ def test_every_builtin_declares_sagemaker_defaults() -> None:
     assert defaults["ClassImbalance"]["samples"] == 500
     assert defaults["DeadRelu"]["tensor_regex"] == [".*relu_output"]
     assert defaults["SaturatedActivation"]["threshold_sigmoid_max"] == 16.99999
-    assert defaults["Overtraining"] == {"patience_train": 5, "patience_validation": 10, "delta": 0.01}
+    # noise_aware (an extension, issue 33) defaults to AWS's exact comparisons
+    assert defaults["Overtraining"] == {
+        "patience_train": 5,
+        "patience_validation": 10,
+        "delta": 0.01,
+        "noise_aware": False,
+        "confidence": None,
+    }
     assert defaults["TreeDepth"] == {"depth": 4.0}
     assert len(BUILTIN_RULES) == 21

@@ -11,6 +11,7 @@ from ..._rule_params import Kind, Param, fraction, positive
 from ...modes import ModeKeys
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._noise import NOISE_PARAMS, check_noise_params, confidence_of, wilson_interval, z_value
 from ._series import ends_pass, pass_steps
 
 __all__ = ["ClassImbalance", "Confusion", "class_ids"]
@@ -38,7 +39,11 @@ class ClassImbalance(BuiltinRule):
     largest/smallest class count > ``threshold_imbalance``. Mispredictions are judged on a
     trained model: the first ``samples`` labels are the warm-up, then a class fires when
     its fraction of mispredictions among the most recent ``samples`` (or more, whole
-    steps) labels > ``threshold_misprediction``."""
+    steps) labels > ``threshold_misprediction``.
+
+    ``noise_aware`` (an extension, on in the recommended settings): a class's misprediction
+    fraction fires only when the lower end of its Wilson score interval at ``confidence`` is
+    above ``threshold_misprediction`` (a few hundred samples cannot tell 0.71 from 0.70)."""
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
@@ -60,6 +65,7 @@ class ClassImbalance(BuiltinRule):
         Param(name="argmax", kind=Kind.BOOL, default=False, doc="argmax the predictions (probability vectors)"),
         Param(name="labels_regex", kind=Kind.STR, default=".*labels", doc="the labels tensor"),
         Param(name="predictions_regex", kind=Kind.STR, default=".*predictions", doc="the predictions tensor"),
+        *NOISE_PARAMS,
     )
 
     def __init__(
@@ -68,6 +74,9 @@ class ClassImbalance(BuiltinRule):
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._counts: dict[int, int] = {}
         self._recent: collections.deque[tuple[dict[int, int], dict[int, int]]] = collections.deque()
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p)
 
     def evaluate(self, step: int) -> RuleResult:
         labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
@@ -117,13 +126,16 @@ class ClassImbalance(BuiltinRule):
                 seen_n[c] = seen_n.get(c, 0) + n
                 wrong_n[c] = wrong_n.get(c, 0) + wrong.get(c, 0)
         if sum(seen_n.values()) >= self.p["samples"]:
+            z = z_value(self.p) if self.p["noise_aware"] else 0.0
             for c in sorted(seen_n):
                 frac = wrong_n[c] / seen_n[c]
-                if frac > self.p["threshold_misprediction"]:
+                low = wilson_interval(wrong_n[c], seen_n[c], z)[0] if z else frac
+                if low > self.p["threshold_misprediction"]:
+                    beyond = f" (Wilson lower bound {low:.2f} at confidence {confidence_of(self.p):g})" if z else ""
                     findings.append(
                         self.finding(
                             step,
-                            f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted > threshold_misprediction {self.p['threshold_misprediction']:g}",
+                            f"class {c}: {frac:.2f} of the last {seen_n[c]} samples mispredicted{beyond} > threshold_misprediction {self.p['threshold_misprediction']:g}",
                             tensor=pred_names[0] if pred_names else None,
                             value=frac,
                             threshold=self.p["threshold_misprediction"],

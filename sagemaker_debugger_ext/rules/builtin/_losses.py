@@ -1,4 +1,4 @@
-"""Rules over scalar losses: LossNotDecreasing, Overfit, Overtraining.
+"""Rules over scalar losses: LossNotDecreasing, Overfit (Overtraining: :mod:`._overtraining`).
 
 Losses come in two shapes. Framework hooks save a loss per step in TRAIN and EVAL mode;
 EVAL losses are judged per evaluation pass (the mean of its saved steps, at its last step,
@@ -15,9 +15,10 @@ from ..._rule_params import Kind, Param, non_negative, positive
 from ...modes import ModeKeys
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value
 from ._series import ends_pass, eval_passes, lower_is_better, mean, metric_kind, pass_steps
 
-__all__ = ["LossNotDecreasing", "Overfit", "Overtraining"]
+__all__ = ["LossNotDecreasing", "Overfit"]
 
 
 def _scalar(value: Any) -> float | None:
@@ -82,7 +83,12 @@ class LossNotDecreasing(_LossRule):
 
     Mode: ``mode`` if given; else, per loss tensor, the mode of its first saved step
     (TRAIN for a usual training loop, GLOBAL for XGBoost), fixed once. In EVAL mode each
-    evaluation pass is one value (the mean of its saved steps)."""
+    evaluation pass is one value (the mean of its saved steps).
+
+    ``noise_aware`` (an extension, on in the recommended settings): both conditions must hold
+    beyond the noise of the saved losses (:mod:`._noise`), and a stall fires only right after
+    a decrease beyond noise (the loss stopped early) unless ``detect_plateau``: a plateau
+    reached by slowing down is convergence."""
 
     DESCRIPTION = "every num_steps, the loss did not decrease by diff_percent % versus num_steps earlier"
     PARAMETERS = (
@@ -110,6 +116,10 @@ class LossNotDecreasing(_LossRule):
             doc="EVAL, TRAIN or GLOBAL (default: mode of the loss's first saved step)",
             choices=("EVAL", "TRAIN", "GLOBAL"),
         ),
+        *NOISE_PARAMS,
+        Param(
+            name="detect_plateau", kind=Kind.BOOL, doc="noise_aware: fire on any stall, also a plateau (default False)"
+        ),
     )
 
     def __init__(
@@ -119,6 +129,11 @@ class LossNotDecreasing(_LossRule):
         self._modes: dict[str, ModeKeys] = {}
         self._last_eval: dict[str, int] = {}
         self._best: dict[str, float] = {}
+        self._dropped: dict[str, int] = {}  # mode step of the last decrease beyond noise
+        self._best_window: dict[str, tuple[float, int]] = {}
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p, "detect_plateau")
 
     def _mode_for(self, name: str, step: int) -> ModeKeys:
         """Fixed at the first step ``name`` is seen: the ``mode`` parameter or that step's mode."""
@@ -173,6 +188,10 @@ class LossNotDecreasing(_LossRule):
             base = mean(base_vals)
             seen = True
             self._last_eval[name] = mode_step
+            if self.p["noise_aware"]:
+                if found := self._judge_noisy(step, name, (mode, mode_step, base_end), base_vals, current, history):
+                    findings.append(found)
+                continue
             best = self._best.get(name)
             self._best[name] = now if best is None else min(best, now)
             what = "mean " if len(current) > 1 or len(base_vals) > 1 or mode is ModeKeys.EVAL else ""
@@ -198,6 +217,55 @@ class LossNotDecreasing(_LossRule):
                     )
                 )
         return _result(findings, seen)
+
+    def _judge_noisy(
+        self,
+        step: int,
+        name: str,
+        where: tuple[ModeKeys, int, int],
+        base_vals: list[float],
+        current: list[float],
+        history: list[tuple[int, float]],
+    ) -> Finding | None:
+        """``noise_aware``: window means compared with their standard errors (see the class doc)."""
+        mode, mode_step, base_end = where
+        n, z = self.p["num_steps"], z_value(self.p)
+        recent = [v for m, v in history if m > base_end - n]
+        recent = [v for _, v in history[-max(len(recent), 4) :]]  # at least 4 saved values
+        sigma = noise_sigma(recent) or 0.0
+        base, now = mean(base_vals), mean(current)
+        drop, se = base - now, sigma * (1 / len(base_vals) + 1 / len(current)) ** 0.5
+        required = abs(base) * self.p["diff_percent"] / 100.0
+        stalled = drop + z * se < required
+        # a window straddling the stop mixes both regimes: the stall shows within two windows
+        abrupt = mode_step - self._dropped.get(name, -3 * n) <= 2 * n
+        if drop - z * se > required:
+            self._dropped[name] = mode_step
+        best = self._best_window.get(name)
+        if best is None or now < best[0]:
+            self._best_window[name] = (now, len(current))
+        if stalled and (abrupt or self.p["detect_plateau"]):
+            after = "" if self.p["detect_plateau"] else f", within {2 * n} steps of a decrease beyond noise"
+            return self.finding(
+                step,
+                f"mean loss {name} ({mode.name}) is {now:.5g} at step {mode_step}: decreased by {drop:.3g} ± {z * se:.2g} since step {base_end}, less than {self.p['diff_percent']:g}% of {base:.5g} beyond noise{after}",
+                tensor=name,
+                value=now,
+                threshold=base - required,
+            )
+        if best is None:
+            return None
+        limit = best[0] + abs(best[0]) * self.p["increase_threshold_percent"] / 100.0
+        rise_se = sigma * (1 / best[1] + 1 / len(current)) ** 0.5
+        if now - limit <= z * rise_se:
+            return None
+        return self.finding(
+            step,
+            f"mean loss {name} ({mode.name}) rose to {now:.5g}, more than {self.p['increase_threshold_percent']:g}% above the best window mean {best[0]:.5g} beyond noise (± {z * rise_se:.2g})",
+            tensor=name,
+            value=now,
+            threshold=limit,
+        )
 
 
 def _train_block(rule: BuiltinRule, name: str, eval_steps: list[int]) -> list[int]:
@@ -281,86 +349,4 @@ class Overfit(_LossRule):
                 seen = True
                 if (found := self._judge(step, name, val, tr)) is not None:
                     findings.append(found)
-        return _result(findings, seen)
-
-
-class Overtraining(_LossRule):
-    """Fires when the training loss has not reached a new optimum (improved by more than
-    ``delta``) for ``patience_train`` saved TRAIN steps, or the validation loss for
-    ``patience_validation`` saved EVAL steps. The training loss at a step is the mean of
-    the last ``patience_train`` saved TRAIN losses (one lucky batch does not set an optimum
-    that no later batch can beat); the validation loss is the mean of each evaluation pass,
-    judged at the pass's end (the weights do not change inside a pass). XGBoost:
-    ``train-<m>`` and ``validation-<m>`` loss metrics, one value per boosting round."""
-
-    DESCRIPTION = (
-        "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
-    )
-    PARAMETERS = (
-        Param(name="patience_train", kind=Kind.INT, default=5, doc="TRAIN steps without a new optimum", check=positive),
-        Param(
-            name="patience_validation",
-            kind=Kind.INT,
-            default=10,
-            doc="EVAL steps without a new optimum",
-            check=positive,
-        ),
-        Param(
-            name="delta", kind=Kind.FLOAT, default=0.01, doc="minimum improvement for a new optimum", check=non_negative
-        ),
-    )
-
-    def __init__(
-        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
-    ) -> None:
-        super().__init__(base_trial, action_str, other_trials, **parameters)
-        self._best: dict[tuple[str, str], float] = {}
-        self._since: dict[tuple[str, str], int] = {}
-        self._train_window: dict[str, list[float]] = {}
-
-    def loss_names(self) -> list[str]:
-        return self.select_tensors(["losses"])
-
-    def _values(self, step: int) -> list[tuple[str, str, float, int]]:
-        """(tensor, 'training'|'validation', value, saved steps it stands for) judged at ``step``."""
-        names = self.loss_names()
-        metrics = self.metric_names(sorted(set(names) | set(self.xgboost_candidates())))
-        out = []
-        for name, (kind, _) in metrics.items():
-            if (v := self.loss_at(name, step)) is not None:
-                out.append((name, kind, v, 1))
-        mode = self.mode_of(step)[0]
-        for name in (n for n in names if n not in metrics):
-            v = self.loss_at(name, step)
-            if mode is ModeKeys.TRAIN and v is not None:
-                window = self._train_window.setdefault(name, [])
-                window.append(v)
-                del window[: -self.p["patience_train"]]
-                if len(window) == self.p["patience_train"]:
-                    out.append((name, "training", mean(window), 1))
-            elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
-                out.append((name, "validation", found[0], found[1]))
-        return out
-
-    def evaluate(self, step: int) -> RuleResult:
-        findings, seen = [], False
-        for name, which, now, weight in self._values(step):
-            patience = self.p["patience_train"] if which == "training" else self.p["patience_validation"]
-            seen = True
-            key = (name, which)
-            best = self._best.get(key)
-            if best is None or now < best - self.p["delta"]:
-                self._best[key], self._since[key] = now, 0
-                continue
-            self._since[key] += weight
-            if self._since[key] >= patience:
-                findings.append(
-                    self.finding(
-                        step,
-                        f"{which} loss {name} ({now:.5g}) has not improved by more than {self.p['delta']:g} below its best {best:.5g} for {self._since[key]} steps (patience {patience})",
-                        tensor=name,
-                        value=now,
-                        threshold=best - self.p["delta"],
-                    )
-                )
         return _result(findings, seen)

@@ -29,8 +29,13 @@ __all__ = ["RECOMMENDED_RULE_PARAMETERS", "recommended_rule", "recommended_rule_
 
 RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {
-        "LossNotDecreasing": MappingProxyType({"num_steps": "40", "increase_threshold_percent": "20"}),
-        "Overtraining": MappingProxyType({"patience_train": "10", "patience_validation": "20", "delta": "0"}),
+        "LossNotDecreasing": MappingProxyType(
+            {"num_steps": "40", "increase_threshold_percent": "20", "noise_aware": "True"}
+        ),
+        "Overtraining": MappingProxyType(
+            {"patience_train": "10", "patience_validation": "20", "delta": "0", "noise_aware": "True"}
+        ),
+        "ClassImbalance": MappingProxyType({"noise_aware": "True"}),
         "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5"}),
         "Confusion": MappingProxyType({"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5"}),
         "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),

@@ -11,7 +11,8 @@ from ._base import BuiltinRule
 from ._classification import ClassImbalance, Confusion
 from ._gradients import PoorWeightInitialization, VanishingGradient, WeightUpdateRatio
 from ._inputs import CheckInputImages, NLPSequenceRatio
-from ._losses import LossNotDecreasing, Overfit, Overtraining
+from ._losses import LossNotDecreasing, Overfit
+from ._overtraining import Overtraining
 from ._stalled import StalledTrainingRule
 from ._tensors import (
     AllZero,

@@ -1,0 +1,122 @@
+"""Overtraining: the training or validation loss stopped reaching new optima."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._rule_params import Kind, Param, non_negative, positive
+from ...modes import ModeKeys
+from .._result import RuleResult
+from ._losses import _LossRule, _result
+from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value
+from ._series import mean
+
+__all__ = ["Overtraining"]
+
+
+class Overtraining(_LossRule):
+    """Fires when the training loss has not reached a new optimum (improved by more than
+    ``delta``) for ``patience_train`` saved TRAIN steps, or the validation loss for
+    ``patience_validation`` saved EVAL steps. The training loss at a step is the mean of
+    the last ``patience_train`` saved TRAIN losses (one lucky batch does not set an optimum
+    that no later batch can beat); the validation loss is the mean of each evaluation pass,
+    judged at the pass's end (the weights do not change inside a pass). XGBoost:
+    ``train-<m>`` and ``validation-<m>`` loss metrics, one value per boosting round.
+
+    ``noise_aware`` (an extension, on in the recommended settings): the patience counts
+    steps whose loss is worse than its best *beyond noise* (the standard errors of both, from
+    successive differences of the saved losses, see :mod:`._noise`); a value within noise of
+    the best is as good as the best. A noisy plateau is convergence; a loss that rises, or
+    stops changing at all (noise 0), still fires."""
+
+    DESCRIPTION = (
+        "training loss not improved by delta for patience_train steps, or validation loss for patience_validation steps"
+    )
+    PARAMETERS = (
+        Param(name="patience_train", kind=Kind.INT, default=5, doc="TRAIN steps without a new optimum", check=positive),
+        Param(
+            name="patience_validation",
+            kind=Kind.INT,
+            default=10,
+            doc="EVAL steps without a new optimum",
+            check=positive,
+        ),
+        Param(
+            name="delta", kind=Kind.FLOAT, default=0.01, doc="minimum improvement for a new optimum", check=non_negative
+        ),
+        *NOISE_PARAMS,
+    )
+
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._best: dict[tuple[str, str], tuple[float, float]] = {}
+        self._since: dict[tuple[str, str], int] = {}
+        self._train_window: dict[str, list[float]] = {}
+        self._series: dict[str, list[float]] = {}
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p)
+
+    def _series_se(self, name: str, value: float) -> float:
+        """Noise of one judged value (a validation pass mean, a boosting round's metric): from its recent series."""
+        series = self._series.setdefault(name, [])
+        series.append(value)
+        del series[: -max(self.p["patience_validation"], 4)]
+        return noise_sigma(series) or 0.0
+
+    def loss_names(self) -> list[str]:
+        return self.select_tensors(["losses"])
+
+    def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:
+        """(tensor, 'training'|'validation', value, saved steps it stands for, its standard error) judged at ``step``."""
+        names = self.loss_names()
+        metrics = self.metric_names(sorted(set(names) | set(self.xgboost_candidates())))
+        out = []
+        for name, (kind, _) in metrics.items():
+            if (v := self.loss_at(name, step)) is not None:
+                out.append((name, kind, v, 1, self._series_se(name, v)))
+        mode = self.mode_of(step)[0]
+        for name in (n for n in names if n not in metrics):
+            v = self.loss_at(name, step)
+            if mode is ModeKeys.TRAIN and v is not None:
+                window = self._train_window.setdefault(name, [])
+                window.append(v)
+                del window[: -self.p["patience_train"]]
+                if len(window) == self.p["patience_train"]:
+                    se = (noise_sigma(window) or 0.0) / len(window) ** 0.5
+                    out.append((name, "training", mean(window), 1, se))
+            elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
+                out.append((name, "validation", found[0], found[1], self._series_se(name, found[0])))
+        return out
+
+    def evaluate(self, step: int) -> RuleResult:
+        findings, seen = [], False
+        z = z_value(self.p) if self.p["noise_aware"] else 0.0
+        for name, which, now, weight, se in self._values(step):
+            patience = self.p["patience_train"] if which == "training" else self.p["patience_validation"]
+            seen = True
+            key = (name, which)
+            best, best_se = self._best.get(key, (None, 0.0))
+            if best is None or now < best - self.p["delta"]:
+                self._best[key], self._since[key] = (now, se), 0
+                continue
+            margin = z * (se * se + best_se * best_se) ** 0.5
+            if margin > 0 and now - best <= margin:  # noise_aware: within noise of the best
+                self._since[key] = 0
+                continue
+            self._since[key] += weight
+            if self._since[key] >= patience:
+                findings.append(
+                    self.finding(
+                        step,
+                        f"{which} loss {name} ({now:.5g}) has not improved by more than {self.p['delta']:g} below its best {best:.5g}"
+                        + (f", worse beyond noise (± {margin:.2g})," if self.p["noise_aware"] else "")
+                        + f" for {self._since[key]} steps (patience {patience})",
+                        tensor=name,
+                        value=now,
+                        threshold=best - self.p["delta"],
+                    )
+                )
+        return _result(findings, seen)

@@ -1,0 +1,191 @@
+"""Issue 33: the recommended settings' noise-aware definitions. Each pattern of a healthy run that
+fired the earlier recommended settings (plateau after convergence, a lucky minimum, a
+misprediction rate within sampling error of the threshold) stays quiet; the real fault of the
+same kind still fires."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sagemaker_debugger_ext.exceptions import RuleParameterError
+from sagemaker_debugger_ext.modes import ModeKeys
+from sagemaker_debugger_ext.rules import recommended_rule_parameters
+from sagemaker_debugger_ext.rules.builtin import ClassImbalance, LossNotDecreasing, Overtraining
+from sagemaker_debugger_ext.rules.builtin._noise import noise_sigma, wilson_interval
+
+LOSSES = {"losses": ["loss"]}
+# the recommended settings before issue 33 (exact comparisons)
+EXACT = {
+    "LossNotDecreasing": {"num_steps": "40", "increase_threshold_percent": "20"},
+    "Overtraining": {"patience_train": "10", "patience_validation": "20", "delta": "0"},
+    "ClassImbalance": {},
+}
+SEEDS = range(4)
+
+
+def _losses(values: dict[int, float], make_trial: Callable[..., Any], modes: Any = None) -> Any:
+    return make_trial({s: {"loss": np.float32(v)} for s, v in values.items()}, collections=LOSSES, modes=modes)
+
+
+def _converging(seed: int, steps: int = 400, every: int = 10, noise: float = 0.04) -> dict[int, float]:
+    """Minibatch losses of a healthy run saved every ``every`` steps: fast decay, then a noisy plateau at 0.7."""
+    rng = np.random.default_rng(seed)
+    return {s: 0.7 + 0.6 * np.exp(-s / 40) + noise * rng.standard_normal() for s in range(0, steps, every)}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_loss_not_decreasing_plateau_after_convergence_is_quiet(
+    seed: int, make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """The windowed mean rises by batch noise on the plateau: the exact comparison fires, the noise-aware one does not."""
+    trial = _losses(_converging(seed), make_trial)
+    assert fires(LossNotDecreasing(trial, **EXACT["LossNotDecreasing"])) is not None
+    assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) is None
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_loss_not_decreasing_still_fires_when_the_loss_stops_early(
+    seed: int, make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Full-batch training whose weights freeze at step 100 while the loss falls fast: fires once both
+    windows are frozen (step 200, two windows after the last decrease beyond noise); with detect_plateau a healthy plateau of low noise fires too."""
+    rng = np.random.default_rng(seed)
+    falling = {s: 1.3 * np.exp(-s / 100) + 0.002 * rng.standard_normal() for s in range(0, 100, 10)}
+    frozen = {s: 1.3 * np.exp(-1.0) for s in range(100, 300, 10)}
+    trial = _losses({**falling, **frozen}, make_trial)
+    assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) == 200
+    flat = _losses({s: 0.5 + 0.001 * rng.standard_normal() for s in range(0, 400, 10)}, make_trial)
+    params = {**recommended_rule_parameters("LossNotDecreasing"), "diff_percent": "5"}
+    assert fires(LossNotDecreasing(flat, **params)) is None
+    assert fires(LossNotDecreasing(flat, **params, detect_plateau="True")) is not None
+
+
+def test_loss_not_decreasing_still_fires_on_a_rise_beyond_noise(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Divergence: the loss climbs 50 % above its best window mean; noise 0.02: fires."""
+    rng = np.random.default_rng(0)
+    values = {s: 1.0 - s / 400 + 0.02 * rng.standard_normal() for s in range(0, 200, 10)}
+    values |= {s: 0.5 + (s - 200) / 100 + 0.02 * rng.standard_normal() for s in range(200, 400, 10)}
+    first = fires(LossNotDecreasing(_losses(values, make_trial), **recommended_rule_parameters("LossNotDecreasing")))
+    assert first is not None and 240 <= first <= 320
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_overtraining_lucky_minimum_then_noise_is_quiet(
+    seed: int, make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """The smoothed training loss's best is a lucky minimum of the noisy plateau: exact fires, noise-aware quiet."""
+    trial = _losses(_converging(seed, steps=600), make_trial)
+    assert fires(Overtraining(trial, **EXACT["Overtraining"])) is not None
+    assert fires(Overtraining(trial, **recommended_rule_parameters("Overtraining"))) is None
+
+
+def _epochs(train: list[float], val: list[float], per_pass: int = 4, seed: int = 0) -> tuple[dict[int, Any], Any]:
+    """One TRAIN step then an evaluation pass of ``per_pass`` batches (noise 0.02) per epoch."""
+    rng = np.random.default_rng(seed)
+    steps: dict[int, Any] = {}
+    modes: dict[int, Any] = {}
+    g = e = 0
+    for t, (tr, va) in enumerate(zip(train, val, strict=True)):
+        steps[g], modes[g] = {"loss": np.float32(tr)}, (ModeKeys.TRAIN, t)
+        g += 1
+        for _ in range(per_pass):
+            steps[g], modes[g] = {"loss": np.float32(va + 0.02 * rng.standard_normal())}, (ModeKeys.EVAL, e)
+            g, e = g + 1, e + 1
+    return steps, modes
+
+
+def test_overtraining_still_fires_on_true_overtraining(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """The validation loss bottoms at epoch 10 and climbs 0.02 per epoch while training falls: fires;
+    the same run with a validation plateau is quiet."""
+    epochs = range(40)
+    train = [1.0 * 0.95**t for t in epochs]
+    rising = [0.6 + 0.004 * (t - 10) ** 2 if t > 10 else 0.6 + 0.03 * (10 - t) for t in epochs]
+    steps, modes = _epochs(train, rising)
+    trial = make_trial(steps, modes=modes, collections=LOSSES)
+    rule = Overtraining(trial, **recommended_rule_parameters("Overtraining"))
+    assert fires(rule) is not None
+    assert rule.findings[0].message.startswith("validation loss")
+    plateau = [0.6 + 0.03 * max(10 - t, 0) for t in epochs]
+    steps, modes = _epochs(train, plateau)
+    assert fires(Overtraining(make_trial(steps, modes=modes, collections=LOSSES), **EXACT["Overtraining"])) is not None
+    quiet = Overtraining(
+        make_trial(steps, modes=modes, collections=LOSSES), **recommended_rule_parameters("Overtraining")
+    )
+    assert fires(quiet) is None
+
+
+def test_overtraining_still_fires_when_training_stops(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Frozen weights on full-batch training (the loss repeats exactly): fires one window plus patience after the freeze."""
+    values = {s: 1.0 - 0.01 * min(s, 40) for s in range(100)}
+    first = fires(Overtraining(_losses(values, make_trial), **recommended_rule_parameters("Overtraining")))
+    assert first is not None and 50 <= first <= 60
+
+
+def _class_steps(wrong_rate: float, seed: int, steps: int = 12) -> dict[int, Any]:
+    """Three balanced classes of 60 labels a step; class 1 mispredicted (as class 2) at ``wrong_rate`` exactly."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in range(steps):
+        y = np.repeat([0, 1, 2], 60)
+        p = y.copy()
+        idx = rng.permutation(np.flatnonzero(y == 1))[: round(wrong_rate * 60)]
+        p[idx] = 2
+        out[s] = {"labels": y, "predictions": p}
+    return out
+
+
+def test_class_imbalance_misprediction_within_sampling_error_is_quiet(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Class 1: 43 of 60 mispredicted a step (0.717 of ~180 recent samples) against threshold 0.7."""
+    trial = make_trial(_class_steps(43 / 60, 0))
+    assert fires(ClassImbalance(trial, **EXACT["ClassImbalance"])) == 5  # warm from step 3, 540 samples at 5
+    assert fires(ClassImbalance(trial, **recommended_rule_parameters("ClassImbalance"))) is None
+
+
+def test_class_imbalance_still_fires_on_a_mispredicted_class(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Class 1 mispredicted 90 % of the time: the Wilson lower bound (~0.83 over 180 samples) is above 0.7."""
+    rule = ClassImbalance(make_trial(_class_steps(0.9, 1)), **recommended_rule_parameters("ClassImbalance"))
+    assert fires(rule) == 5
+    assert "Wilson lower bound" in rule.findings[0].message
+
+
+def test_noise_helpers() -> None:
+    """Wilson interval against a hand computation; successive-difference noise of a trend plus noise."""
+    low, high = wilson_interval(80, 112, 1.959964)
+    assert low == pytest.approx(0.6246, abs=1e-4) and high == pytest.approx(0.7898, abs=1e-4)
+    assert wilson_interval(0, 40, 1.959964)[1] == pytest.approx(0.0876, abs=1e-3)
+    rng = np.random.default_rng(0)
+    series = list(np.linspace(2, 1, 2000) + 0.1 * rng.standard_normal(2000))
+    assert noise_sigma(series) == pytest.approx(0.1, rel=0.05)
+    assert noise_sigma([0.3] * 5) == 0.0
+    assert noise_sigma([1.0]) is None
+
+
+@pytest.mark.parametrize(
+    ("rule", "params", "message"),
+    [
+        (LossNotDecreasing, {"confidence": "0.99"}, "'confidence' applies only with noise_aware=True"),
+        (LossNotDecreasing, {"detect_plateau": "True"}, "'detect_plateau' applies only with noise_aware=True"),
+        (Overtraining, {"noise_aware": "True", "confidence": "1.5"}, "'confidence' must be a probability between 0.5"),
+        (ClassImbalance, {"noise_aware": "maybe"}, "'noise_aware' must be"),
+    ],
+)
+def test_noise_parameters_are_validated(
+    rule: Any, params: dict[str, str], message: str, make_trial: Callable[..., Any]
+) -> None:
+    trial = make_trial({0: {"x": np.zeros(2, np.float32)}})
+    with pytest.raises(RuleParameterError, match=message):
+        rule(trial, **params)
