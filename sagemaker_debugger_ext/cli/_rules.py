@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 from .._container_env import TRAINING_END_MARKER
 from .._exceptions import RuleNotFoundError, StorageNotFoundError
-from ..rules._catalog import catalog
+from ..rules._catalog import catalog, profiler_catalog
 from ..rules._report import REPORT_JSON
 from ..rules._result import EvaluationStatus
 from ..rules._runner import PROFILER_RULE_NAMES, RunRequest, run_rule
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``rules list`` and ``rules run``."""
     sub = parser.add_subparsers(dest="rules_command", metavar="{list,run}")
     sub.required = True
-    lst = sub.add_parser("list", help="every built-in rule with its parameters and defaults")
+    lst = sub.add_parser("list", help="every built-in rule (Debugger and profiler) with its parameters and defaults")
     lst.add_argument("--json", action="store_true", help="print JSON")
     r = sub.add_parser("run", help="evaluate a rule against a trial until its training ended")
     r.add_argument("trial_path", metavar="TRIAL_PATH", help="debug output: a folder, file:// or s3:// URI")
@@ -64,17 +64,18 @@ def _list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    rules = catalog()
+    rules = [{**r, "kind": "debugger"} for r in catalog()] + profiler_catalog()
     if args.json:
         print(json.dumps(rules, indent=2))
         return 0
     table = Table(title="Built-in rules", show_lines=True)
     table.add_column("rule", style="bold")
+    table.add_column("kind")
     table.add_column("fires when")
     table.add_column("parameters (default)")
     for rule in rules:
         params = "\n".join(f"{p['name']} = {p['default']}" for p in rule["parameters"]) or "-"
-        table.add_row(rule["name"], rule["description"], params)
+        table.add_row(rule["name"], rule["kind"], rule["description"], params)
     Console(soft_wrap=False).print(table)
     return 0
 

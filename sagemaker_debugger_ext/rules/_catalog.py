@@ -6,7 +6,7 @@ from typing import Any
 
 from .builtin import BUILTIN_RULES
 
-__all__ = ["catalog", "format_default"]
+__all__ = ["catalog", "format_default", "profiler_catalog"]
 
 
 def format_default(value: Any) -> str:
@@ -37,4 +37,26 @@ def catalog() -> list[dict[str, Any]]:
                 "needs_other_trials": cls.NEEDS_OTHER_TRIALS,
             }
         )
+    return out
+
+
+def profiler_catalog() -> list[dict[str, Any]]:
+    """One dict per built-in profiler rule (``kind`` = ``"profiler"``), ProfilerReport last:
+    name, description, parameters (name, type, default, doc); ProfilerReport takes any
+    rule's parameter as ``<Rule>_<param>``."""
+    from ..profiler.rules import PROFILER_RULES, ProfilerReport
+
+    out = []
+    for name, cls in [*sorted(PROFILER_RULES.items()), (ProfilerReport.NAME, ProfilerReport)]:
+        params = [
+            {"name": p.name, "type": p.kind.name.lower(), "default": format_default(p.default), "doc": p.doc}
+            for p in cls.PARAMS
+        ]
+        if cls is ProfilerReport:
+            params = [
+                {"name": "<Rule>_<param>", "type": "str", "default": "the rule's default",
+                 "doc": "any parameter of the rules above, e.g. CPUBottleneck_threshold"},
+            ]  # fmt: skip
+        out.append({"name": name, "kind": "profiler", "description": cls.DESCRIPTION, "parameters": params,
+                    "needs_other_trials": False})  # fmt: skip
     return out

@@ -19,6 +19,29 @@ def test_rules_list_prints_every_builtin(capsys: pytest.CaptureFixture[str]) -> 
     assert "threshold_layer = 50" in capsys.readouterr().out
 
 
+def test_rules_list_shows_profiler_rules_with_sagemaker_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    """Profiler rules are listed, marked as such, with every parameter and default of the SDK's
+    smdebug_rulesconfig.profiler_rules classes."""
+    import inspect
+
+    from smdebug_rulesconfig.profiler_rules import rules as sdk_profiler_rules
+
+    assert main(["rules", "list", "--json"]) == 0
+    rules = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    profiler = {name for name, r in rules.items() if r["kind"] == "profiler"}
+    sdk = {n for n in dir(sdk_profiler_rules) if n[0].isupper() and n != "ProfilerRuleBase"}
+    assert profiler == sdk
+    assert rules["VanishingGradient"]["kind"] == "debugger"
+    for name in sdk - {"ProfilerReport"}:
+        signature = inspect.signature(getattr(sdk_profiler_rules, name).__init__)
+        expected = {p.name: str(p.default) for p in signature.parameters.values() if p.name != "self"}
+        listed = {p["name"]: p["default"] for p in rules[name]["parameters"]}
+        assert expected.items() <= listed.items(), name  # every SageMaker parameter, its default
+    assert main(["rules", "list"]) == 0
+    table = capsys.readouterr().out
+    assert "GPUMemoryIncrease" in table and "profiler" in table and "cpu_threshold = 90" in table
+
+
 def test_rules_run_on_smdebug_run(smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``rules run`` with --param prints the status and findings and writes the report."""
     code = main(
