@@ -44,10 +44,14 @@ def profiler_catalog() -> list[dict[str, Any]]:
     """One dict per built-in profiler rule (``kind`` = ``"profiler"``), ProfilerReport last:
     name, description, parameters (name, type, default, doc); ProfilerReport takes any
     rule's parameter as ``<Rule>_<param>``."""
-    from ..profiler.rules import PROFILER_RULES, ProfilerReport
+    from ..profiler.rules import PROFILER_RULES, ProfilerReport, ProfilerRule
 
+    rules: list[tuple[str, type[ProfilerRule]]] = [
+        *sorted(PROFILER_RULES.items()),
+        (ProfilerReport.NAME, ProfilerReport),
+    ]
     out = []
-    for name, cls in [*sorted(PROFILER_RULES.items()), (ProfilerReport.NAME, ProfilerReport)]:
+    for name, cls in rules:
         params = [
             {"name": p.name, "type": p.kind.name.lower(), "default": format_default(p.default), "doc": p.doc}
             for p in cls.PARAMS
