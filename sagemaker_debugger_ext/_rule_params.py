@@ -21,6 +21,7 @@ from ._exceptions import RuleParameterError, field_error_message
 __all__ = [
     "Kind",
     "Param",
+    "at_least",
     "fraction",
     "non_negative",
     "parse_parameters",
@@ -119,21 +120,31 @@ class Param:
         return value
 
 
-def parse_parameters(declared: Sequence[Param], given: Mapping[str, object], *, rule_name: str) -> dict[str, Any]:
+def parse_parameters(
+    declared: Sequence[Param], given: Mapping[str, object], *, rule_name: str, case_insensitive: bool = False
+) -> dict[str, Any]:
     """Parse ``given`` against ``declared``: defaults filled in, unknown names rejected.
+
+    Args:
+        declared: The rule's parameters.
+        given: Raw values by name (strings as the service sends them, or Python values).
+        rule_name: Named in every error.
+        case_insensitive: Match names ignoring case (profiler rules: ProfilerReport's
+            ``<Rule>_<param>`` keys have always been matched that way).
 
     Raises:
         RuleParameterError: unknown parameter name, or a value that does not convert.
     """
-    by_name = {p.name: p for p in declared}
-    unknown = sorted(set(given) - set(by_name))
-    if unknown:
-        allowed = ", ".join(sorted(by_name)) or "none"
-        msg = (
-            f"{rule_name}: unknown parameter {unknown[0]!r} (got {given[unknown[0]]!r}); allowed parameters: {allowed}"
-        )
-        raise RuleParameterError(msg, rule_name=rule_name)
-    return {p.name: p.convert(given.get(p.name), rule_name) for p in declared}
+    by_name = {(p.name.lower() if case_insensitive else p.name): p for p in declared}
+    values: dict[str, object] = {}
+    for key, raw in given.items():
+        spec = by_name.get(str(key).lower() if case_insensitive else str(key))
+        if spec is None:
+            allowed = ", ".join(sorted(p.name for p in declared)) or "none"
+            msg = f"{rule_name}: unknown parameter {key!r} (got {raw!r}); allowed parameters: {allowed}"
+            raise RuleParameterError(msg, rule_name=rule_name)
+        values[spec.name] = raw
+    return {p.name: p.convert(values.get(p.name), rule_name) for p in declared}
 
 
 def positive(value: float) -> str | None:
@@ -149,6 +160,15 @@ def non_negative(value: float) -> str | None:
 def percent(value: float) -> str | None:
     """Range check: a percentage in [0, 100]."""
     return None if 0 <= value <= 100 else "a percentage between 0 and 100"
+
+
+def at_least(low: float) -> Callable[[float], str | None]:
+    """Range check: ``low`` or more."""
+
+    def check(value: float) -> str | None:
+        return None if value >= low else f">= {low:g}"
+
+    return check
 
 
 def fraction(value: float) -> str | None:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .._rule_status import EvaluationStatus
 from ..config import CollectionConfig, Rule
 from ..config import rule_configs as configs
 from ._local_view import print_summary, rule_table, status_style
@@ -139,5 +140,7 @@ def run(args: argparse.Namespace) -> int:
         f"{_steps_saved(debug_dir)} steps saved in {time.time() - start:.1f} s; "
         f"debug output: {estimator.latest_job_debugger_artifacts_path()}"
     )
-    caught = any(r["RuleEvaluationStatus"] == "IssuesFound" for r in desc.get("DebugRuleEvaluationStatuses", []))
+    caught = any(
+        r["RuleEvaluationStatus"] == EvaluationStatus.ISSUES_FOUND for r in desc.get("DebugRuleEvaluationStatuses", [])
+    )
     return 0 if caught else 1

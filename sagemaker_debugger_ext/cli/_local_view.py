@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._rule_status import EvaluationStatus as _E
 from ..rules._evidence import is_not_evaluated
 
 __all__ = ["print_summary", "rule_table", "status_style"]
 
-_STYLES = {
-    "Completed": "green", "NoIssuesFound": "green", "IssuesFound": "bold red", "Error": "red",
-    "Failed": "bold red", "Stopped": "yellow", "Stopping": "yellow", "InProgress": "cyan",
+# Rule statuses (every EvaluationStatus has a style), then the job statuses they share a colour with.
+_RULE_STYLES = {
+    _E.NO_ISSUES_FOUND: "green", _E.ISSUES_FOUND: "bold red", _E.ERROR: "red",
+    _E.STOPPED: "yellow", _E.STOPPING: "yellow", _E.IN_PROGRESS: "cyan",
 }  # fmt: skip
+_STYLES = {**{s.value: style for s, style in _RULE_STYLES.items()}, "Completed": "green", "Failed": "bold red"}
 
 
 def status_style(status: str) -> str:

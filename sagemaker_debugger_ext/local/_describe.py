@@ -6,6 +6,7 @@ import datetime as _dt
 from collections.abc import Mapping
 from typing import Any
 
+from .._rule_status import EvaluationStatus
 from ..request._paths import artifacts_path
 from ..request._service_model import validate_request
 from ._container import profiler_enabled
@@ -60,7 +61,7 @@ def _rule_statuses(
             or {
                 "RuleConfigurationName": name,
                 "RuleEvaluationJobArn": rule_job_arn(region, job, name),
-                "RuleEvaluationStatus": "InProgress",
+                "RuleEvaluationStatus": EvaluationStatus.IN_PROGRESS.value,
                 "LastModifiedTime": state.get("CreationTime"),
             }
         )

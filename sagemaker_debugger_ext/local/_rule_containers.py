@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from .._rule_status import EvaluationStatus, truncate_details
 from ..request._paths import rule_output_path
 from ._job_store import JobPaths, atomic_write_json, read_json
 from ._runner import ChildProcess, _tail
@@ -33,8 +34,8 @@ __all__ = [
 
 DEBUG_RULE_MODULE = "sagemaker_debugger_ext.rules"
 PROFILER_RULE_MODULE = "sagemaker_debugger_ext.profiler.rules"
-TERMINAL = frozenset({"IssuesFound", "NoIssuesFound", "Error", "Stopped"})
-_MAX_DETAILS = 1024
+TERMINAL = frozenset(s.value for s in EvaluationStatus if s.terminal)
+_STOPPING = (EvaluationStatus.STOPPING, EvaluationStatus.STOPPED)
 
 
 def rule_job_arn(region: str, job_name: str, rule_name: str) -> str:
@@ -120,14 +121,14 @@ class RuleContainer:
         self.status: dict[str, Any] = {
             "RuleConfigurationName": spec.name,
             "RuleEvaluationJobArn": spec.arn,
-            "RuleEvaluationStatus": "InProgress",
+            "RuleEvaluationStatus": EvaluationStatus.IN_PROGRESS.value,
             "LastModifiedTime": time.time(),
         }
         self.process: ChildProcess | None = None
         self._stop_reason: str | None = None
         self.log_path = job.rule_log(spec.name)
         if importlib.util.find_spec(spec.module.split(".")[0]) is None or not _module_exists(spec.module):
-            self._set("Error", f"rule runner module {spec.module!r} is not installed")
+            self._set(EvaluationStatus.ERROR, f"rule runner module {spec.module!r} is not installed")
             return
         argv = [
             sys.executable,
@@ -151,14 +152,15 @@ class RuleContainer:
             argv += ["--poll-interval", str(poll_interval_s)]
         self.process = ChildProcess(f"rule:{spec.name}", argv, env=env, cwd=self.dir, log_path=self.log_path)
 
-    def _set(self, status: str, details: str | None = None) -> None:
+    def _set(self, new: EvaluationStatus, details: str | None = None) -> None:
+        status = new.value
         changed = self.status.get("RuleEvaluationStatus") != status or (
             details is not None and self.status.get("StatusDetails") != details
         )
         if changed:
             self.status["RuleEvaluationStatus"] = status
             if details:
-                self.status["StatusDetails"] = details[-_MAX_DETAILS:]
+                self.status["StatusDetails"] = truncate_details(details)
             self.status["LastModifiedTime"] = time.time()
 
     @property
@@ -172,40 +174,43 @@ class RuleContainer:
         reported = read_json(self.status_file)
         if isinstance(reported, dict) and reported.get("RuleEvaluationStatus"):
             status = str(reported["RuleEvaluationStatus"])
-            stopping = self.status["RuleEvaluationStatus"] in ("Stopping", "Stopped")
+            stopping = self.status["RuleEvaluationStatus"] in _STOPPING
             details = reported.get("StatusDetails")
             changed = status != self.status["RuleEvaluationStatus"] or details != self.status.get("StatusDetails")
             # Once stopping, only a finding, an error or Stopped counts: "NoIssuesFound" would
             # only mean the rule read the end-of-training marker of a stopped job.
-            if changed and (not stopping or status in ("IssuesFound", "Error", "Stopped")):
+            if changed and (
+                not stopping
+                or status in (EvaluationStatus.ISSUES_FOUND, EvaluationStatus.ERROR, EvaluationStatus.STOPPED)
+            ):
                 self.status["RuleEvaluationStatus"] = status
                 if details:
-                    self.status["StatusDetails"] = str(details)[-_MAX_DETAILS:]
+                    self.status["StatusDetails"] = truncate_details(str(details))
                 self.status["LastModifiedTime"] = float(reported.get("LastModifiedTime") or time.time())
         if self.process is None or self.process.poll() is None:
             return
         code = self.process.returncode
         current = self.status["RuleEvaluationStatus"]
-        if current in ("Stopping", "Stopped"):
-            self._set("Stopped", self._stopped_details())
-        elif current in ("InProgress",):
+        if current in _STOPPING:
+            self._set(EvaluationStatus.STOPPED, self._stopped_details())
+        elif current == EvaluationStatus.IN_PROGRESS:
             if code == 0:
-                self._set("Error", "rule process exited without reporting a final status")
+                self._set(EvaluationStatus.ERROR, "rule process exited without reporting a final status")
             else:
                 tail = _tail(self.log_path, 4096).strip().splitlines()
-                self._set("Error", f"rule process exited with code {code}: " + " | ".join(tail[-3:]))
+                self._set(EvaluationStatus.ERROR, f"rule process exited with code {code}: " + " | ".join(tail[-3:]))
 
     def stop(self, reason: str | None = None) -> None:
         """Ask the process to stop (SIGTERM); an unfinished evaluation becomes Stopping/Stopped,
         its StatusDetails saying why (``reason``: the job's stop reason) and what it had seen."""
         if reason and self._stop_reason is None:
             self._stop_reason = reason
-        if self.status["RuleEvaluationStatus"] == "InProgress":
-            self._set("Stopping", self._stopped_details())
+        if self.status["RuleEvaluationStatus"] == EvaluationStatus.IN_PROGRESS:
+            self._set(EvaluationStatus.STOPPING, self._stopped_details())
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
-        elif self.status["RuleEvaluationStatus"] == "Stopping":
-            self._set("Stopped", self._stopped_details())
+        elif self.status["RuleEvaluationStatus"] == EvaluationStatus.STOPPING:
+            self._set(EvaluationStatus.STOPPED, self._stopped_details())
 
     def _stopped_details(self) -> str:
         """StatusDetails of a rule stopped before it finished: why, then its evidence so far."""

@@ -16,6 +16,7 @@ from typing import Any
 from .._exceptions import DebuggerExtError
 from .._figure import PlotData, plot_html
 from .._html import esc, page, table
+from .._rule_status import EvaluationStatus
 from ..request._paths import debugger_artifacts_path, rule_output_path
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
@@ -130,7 +131,7 @@ def flagged_tensors(
     collections = set(trial.collections())
     found: dict[str, list[str]] = {}
     for status in description.get("DebugRuleEvaluationStatuses") or []:
-        if status.get("RuleEvaluationStatus") != "IssuesFound":
+        if status.get("RuleEvaluationStatus") != EvaluationStatus.ISSUES_FOUND:
             continue
         rule = str(status.get("RuleConfigurationName", ""))
         details = str(status.get("StatusDetails") or "")

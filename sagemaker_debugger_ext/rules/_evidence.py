@@ -14,13 +14,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..exceptions import (
-    NoMoreData,
-    StepNotYetAvailable,
-    StepUnavailable,
-    TensorUnavailable,
-    TensorUnavailableForStep,
-)
+from .._rule_result import RuleResult, RuleStatus
+from .._rule_status import EvaluationStatus
+from ..exceptions import TensorUnavailableForStep
 from ..modes import ModeKeys
 
 __all__ = ["NOT_EVALUATED", "RULE_COLLECTIONS", "Evidence", "is_not_evaluated"]
@@ -49,14 +45,13 @@ _FROM_REDUCTIONS = {
     "VanishingGradient": "the 'mean' abs reduction (abs_reductions=['mean'])",
     "ExplodingTensor": "any reduction (a NaN or inf in a tensor makes its max, min or norms non-finite)",
 }
-_NO_DATA = (TensorUnavailableForStep, StepUnavailable, TensorUnavailable, StepNotYetAvailable, NoMoreData)
 
 
 def is_not_evaluated(status: Mapping[str, Any]) -> bool:
     """Whether a ``DebugRuleEvaluationStatuses`` entry is a NoIssuesFound that evaluated nothing."""
-    return status.get("RuleEvaluationStatus") == "NoIssuesFound" and str(status.get("StatusDetails", "")).startswith(
-        NOT_EVALUATED
-    )
+    return status.get("RuleEvaluationStatus") == EvaluationStatus.NO_ISSUES_FOUND and str(
+        status.get("StatusDetails", "")
+    ).startswith(NOT_EVALUATED)
 
 
 def _steps_text(steps: list[int], limit: int = 6) -> str:
@@ -82,24 +77,10 @@ class Evidence:
         """Steps evaluated so far."""
         return sum(self.by_mode.values())
 
-    def invoke(self, rule: Any, step: int) -> None:
-        """``rule.invoke(step)``, counting the step when the rule had data for it."""
-        before = getattr(rule, "steps_evaluated", None)
-        counted = False
-        try:
-            rule.invoke(step)
-            counted = True
-        except _NO_DATA:
-            raise
-        except BaseException:
-            counted = True  # fired (RuleEvaluationConditionMet) or failed: the step was looked at
-            raise
-        finally:
-            after = getattr(rule, "steps_evaluated", None)
-            if before is not None and after is not None:
-                counted = after > before
-            if counted:
-                self._count(step)
+    def record(self, step: int, result: RuleResult) -> None:
+        """Count ``step`` when the rule had data for it (its result is not INSUFFICIENT_DATA)."""
+        if result.status is not RuleStatus.INSUFFICIENT_DATA:
+            self._count(step)
 
     def _count(self, step: int) -> None:
         try:

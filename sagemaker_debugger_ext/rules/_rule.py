@@ -23,6 +23,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from .._rule_result import RuleResult
 from ..analysis.utils import no_refresh
 from ..exceptions import RuleEvaluationConditionMet
 from ._actions import Actions
@@ -82,11 +83,17 @@ class Rule(abc.ABC):
         except TypeError:  # an exception class without end_of_rule
             return RuleEvaluationConditionMet(self.rule_name, step)
 
-    def invoke(self, step: int) -> None:
-        """Wait for ``step``, fetch required tensors, evaluate, and raise when met.
+    def _evaluate_step(self, step: int) -> RuleResult:
+        """The rule's verdict at ``step`` as a value (built-ins return their own RuleResult)."""
+        return RuleResult.met(end_of_rule=self._end_of_rule()) if self.invoke_at_step(step) else RuleResult.not_met()
+
+    def result_at(self, step: int) -> RuleResult:
+        """Wait for ``step``, fetch the required tensors, evaluate, and run the actions when met.
+
+        The rule processes consume this value directly; :meth:`invoke` turns it into smdebug's
+        exception.
 
         Raises:
-            RuleEvaluationConditionMet: the condition is met at ``step`` (after actions ran).
             StepUnavailable, TensorUnavailableForStep, TensorUnavailable: nothing to evaluate.
             NoMoreData: ``step`` is past the end of a finished job.
         """
@@ -95,7 +102,18 @@ class Rule(abc.ABC):
             self.req_tensors.clear()
             self.set_required_tensors(step)
             self.req_tensors.fetch()
-            fired = self.invoke_at_step(step)
-        if fired:
+            result = self._evaluate_step(step)
+        if result.fired:
             self._actions.invoke(f"Condition met at step {step}.")
+        return result
+
+    def invoke(self, step: int) -> None:
+        """smdebug's entry point: :meth:`result_at`, raising when the condition is met.
+
+        Raises:
+            RuleEvaluationConditionMet: the condition is met at ``step`` (after actions ran).
+            StepUnavailable, TensorUnavailableForStep, TensorUnavailable: nothing to evaluate.
+            NoMoreData: ``step`` is past the end of a finished job.
+        """
+        if self.result_at(step).fired:
             raise self._condition_met(step)

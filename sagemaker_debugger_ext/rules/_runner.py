@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleNotFoundError, StorageNotFoundError
+from .._rule_result import RuleResult
 from .._rule_status import write_status
 from ..exceptions import (
     NoMoreData,
@@ -48,7 +49,7 @@ _OTHER_TRIAL = re.compile(r"^other_trial_(\d+)$")
 
 @attrs.frozen(kw_only=True)
 class RunRequest:
-    """Everything one rule process needs (CONTRACTS §E flags)."""
+    """Everything one rule process needs (the flags of ``python -m sagemaker_debugger_ext.rules run``)."""
 
     trial_path: str
     rule_name: str
@@ -136,6 +137,18 @@ def _build_rule(req: RunRequest, split: SplitParameters, base: Any, others: list
     return cls(base, other_trials=others or None, **split.rule_parameters)
 
 
+def _result_at(rule: Any, step: int) -> RuleResult:
+    """A built-in rule's RuleResult at ``step``; a user's smdebug-style rule speaks through
+    ``invoke`` and ``RuleEvaluationConditionMet``, translated here (its only translation)."""
+    if isinstance(rule, BuiltinRule):
+        return rule.result_at(step)
+    try:
+        rule.invoke(step)
+    except RuleEvaluationConditionMet as exc:
+        return RuleResult.met(end_of_rule=bool(getattr(exc, "end_of_rule", False)))
+    return RuleResult.not_met()
+
+
 def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], None] | None = None) -> RunOutcome:
     """Evaluate one rule from ``req.start_step`` until training ends (or ``req.end_step``).
 
@@ -179,21 +192,13 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
         step = req.start_step
         while req.end_step is None or step < req.end_step:
             try:
-                evidence.invoke(rule, step)
+                result = _result_at(rule, step)
             except (TensorUnavailableForStep, StepUnavailable, TensorUnavailable) as exc:
                 _log.debug("%s", exc)
+                step += 1
+                continue
             except StepNotYetAvailable:
                 continue  # the trial's wait ran out while training still runs: wait again
-            except RuleEvaluationConditionMet as exc:
-                fired.append(exc.step)
-                if len(fired) == 1:
-                    details = evidence.issues_found(
-                        _met_details(req.rule_name, exc.step), list(getattr(rule, "findings", ()))
-                    )
-                    status(EvaluationStatus.ISSUES_FOUND, details)
-                    _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, details)
-                if exc.end_of_rule:
-                    break
             except (NoMoreData, NoMoreProfilerData) as exc:
                 last = getattr(exc, "last_step", None)
                 _log.info(
@@ -201,6 +206,17 @@ def run_rule(req: RunRequest, *, on_status: Callable[[EvaluationStatus, str], No
                     f" (last saved step {last})" if last is not None else "",
                 )
                 break
+            evidence.record(step, result)
+            if result.fired:
+                fired.append(step)
+                if len(fired) == 1:
+                    details = evidence.issues_found(
+                        _met_details(req.rule_name, step), list(getattr(rule, "findings", ()))
+                    )
+                    status(EvaluationStatus.ISSUES_FOUND, details)
+                    _write_report(req, split, rule, fired, EvaluationStatus.ISSUES_FOUND, details)
+                if result.end_of_rule:
+                    break
             step += 1
         if isinstance(rule, BuiltinRule):
             rule.finalize(req.output_dir)
@@ -231,9 +247,9 @@ def _run_profiler_rule(
     """A profiler rule over a ``profiler-output`` folder, in this process, through the same status writer."""
     last = [EvaluationStatus.ERROR, "rule process ended early"]
 
-    def on_status(s: str, details: str) -> None:
-        last[:] = [EvaluationStatus(s), details]
-        status(EvaluationStatus(s), details)
+    def on_status(s: EvaluationStatus, details: str) -> None:
+        last[:] = [s, details]
+        status(s, details)
 
     params = {**split.rule_parameters, "rule_to_invoke": split.rule_to_invoke}
     poll_s = 0.5 if req.poll_interval is None else req.poll_interval

@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 
 from .._html import esc, table
+from .._rule_status import EvaluationStatus
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
 from ._evidence import is_not_evaluated
 
@@ -63,7 +64,7 @@ class RuleSummary:
 
     def issues_found(self) -> list[str]:
         """Names of the rules whose status is ``IssuesFound``."""
-        return [r.name for r in self.rows if r.status == "IssuesFound"]
+        return [r.name for r in self.rows if r.status == EvaluationStatus.ISSUES_FOUND]
 
     def not_evaluated(self) -> list[str]:
         """Names of the rules that ended ``NoIssuesFound`` without evaluating anything."""

@@ -110,7 +110,7 @@ def test_profiler_param_range_error_names_field_and_range() -> None:
     """A value out of range is a RuleParameterError naming the parameter, the value and the range."""
     from sagemaker_debugger_ext.exceptions import RuleParameterError
 
-    with pytest.raises(RuleParameterError, match=r"'threshold' must be a number between 0 and 100 \(got '150'\)"):
+    with pytest.raises(RuleParameterError, match=r"'threshold' must be a percentage between 0 and 100 \(got '150'\)"):
         CPUBottleneck(threshold="150")
     with pytest.raises(RuleParameterError, match=r"'patience'"):
         CPUBottleneck(patience="abc")

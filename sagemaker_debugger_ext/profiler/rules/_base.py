@@ -1,21 +1,29 @@
-"""Profiler rule machinery: parameters (strings accepted), windows, per-rule reports."""
+"""Profiler rule machinery: windows of profiler data, per-rule reports.
+
+Profiler rules share the Debugger rules' contract pieces: parameters are declared with
+:class:`~sagemaker_debugger_ext._rule_params.Param` and parsed by
+:func:`~sagemaker_debugger_ext._rule_params.parse_parameters` (names case-insensitive, as
+ProfilerReport's ``<Rule>_<param>`` keys always were), and every evaluation returns a
+:class:`~sagemaker_debugger_ext._rule_result.RuleResult`.
+"""
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import attrs
 
 from ..._exceptions import RuleParameterError, field_error_message
-from ..._rule_params import Kind
-from ..._rule_params import Param as RuleParam
+from ..._rule_params import Kind, Param, at_least, non_negative, parse_parameters
+from ..._rule_result import Finding, RuleResult
 from .._events import FrameworkEvent, SystemEvent
 
 __all__ = [
     "DEFAULT_SCAN_INTERVAL_US",
+    "PATIENCE",
     "Param",
     "ProfilerRule",
     "Window",
@@ -27,53 +35,16 @@ DEFAULT_SCAN_INTERVAL_US = 60_000_000
 _SNAPSHOT_WINDOW_S = 0.02
 
 
-_KINDS = {int: Kind.INT, float: Kind.FLOAT, str: Kind.STR}
-
-
-def _expected(kind: type, low: float | None, high: float | None, optional: bool) -> str:
-    what = {int: "an integer", float: "a number", str: "a string"}[kind]
-    if low is not None and high is not None:
-        what += f" between {low:g} and {high:g}"
-    elif low is not None:
-        what += f" >= {low:g}"
-    return what + (" or None" if optional else "")
-
-
-def Param(
-    name: str,
-    kind: type,
-    default: Any,
-    low: float | None = None,
-    high: float | None = None,
-    optional: bool = False,
-    doc: str = "",
-) -> RuleParam:
-    """One profiler rule parameter, declared positionally: name, type (``int``/``float``/``str``), default, range.
-
-    Builds the rule-parameter class every rule shares (:class:`~sagemaker_debugger_ext._rule_params.Param`),
-    with the range as its check.
-
-    .. versionadded:: 0.1.0
-    """
-    expected = _expected(kind, low, high, optional)
-
-    def in_range(value: Any) -> str | None:
-        if isinstance(value, str) or value is None:
-            return None
-        too_low = low is not None and value < low
-        too_high = high is not None and value > high
-        return expected if too_low or too_high else None
-
-    check = in_range if kind is not str and (low is not None or high is not None) else None
-    return RuleParam(name=name, kind=_KINDS[kind], default=default, doc=doc, check=check)
-
-
-def _percent(name: str, default: float, doc: str) -> RuleParam:
-    return Param(name, float, default, 0, 100, doc=doc)
-
-
-SCAN = Param("scan_interval_us", int, DEFAULT_SCAN_INTERVAL_US, 1, doc="how often (µs of data) the rule evaluates")
-PATIENCE = Param("patience", int, 1000, 0, doc="data points to see before the first check")
+SCAN = Param(
+    name="scan_interval_us",
+    kind=Kind.INT,
+    default=DEFAULT_SCAN_INTERVAL_US,
+    check=at_least(1),
+    doc="how often (µs of data) the rule evaluates",
+)
+PATIENCE = Param(
+    name="patience", kind=Kind.INT, default=1000, check=non_negative, doc="data points to see before the first check"
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -123,8 +94,8 @@ def percentile(values: list[float], q: float) -> float:
 class ProfilerRule(ABC):
     """Base of the built-in profiler rules.
 
-    Subclasses declare ``PARAMS`` and implement :meth:`evaluate`, which returns whether the
-    rule fired in that window. ``report`` follows smdebug's per-rule report
+    Subclasses declare ``PARAMS`` and implement :meth:`evaluate`, which returns the window's
+    :class:`RuleResult` (:meth:`fire` / :meth:`violation` build a met one). ``report`` follows smdebug's per-rule report
     (``RuleTriggered``, ``Violations``, ``Details``, ``Datapoints``, ``RuleParameters``).
 
     Args:
@@ -137,21 +108,13 @@ class ProfilerRule(ABC):
     """
 
     NAME: ClassVar[str] = ""
-    PARAMS: ClassVar[tuple[RuleParam, ...]] = ()
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
     NEEDS_GPU: ClassVar[bool] = False
     DESCRIPTION: ClassVar[str] = ""
     RECOMMENDATION: ClassVar[str] = ""
 
     def __init__(self, **params: Any) -> None:
-        known = {p.name.lower(): p for p in self.PARAMS}
-        values = {p.name: p.default for p in self.PARAMS}
-        for key, raw in params.items():
-            spec = known.get(str(key).lower())
-            if spec is None:
-                allowed = ", ".join(sorted(known)) or "none"
-                msg = f"{self.NAME}: unknown parameter {key!r} (allowed: {allowed})"
-                raise RuleParameterError(msg, rule_name=self.NAME)
-            values[spec.name] = spec.convert(raw, self.NAME)
+        values = parse_parameters(self.PARAMS, params, rule_name=self.NAME, case_insensitive=True)
         self.params: dict[str, Any] = values
         self.scan_interval_us: int = values.get("scan_interval_us", DEFAULT_SCAN_INTERVAL_US)
         self.note: str = ""
@@ -170,18 +133,23 @@ class ProfilerRule(ABC):
         return [p.name for p in cls.PARAMS]
 
     @abstractmethod
-    def evaluate(self, window: Window) -> bool:
-        """Evaluate one window; return True when the rule's condition is met."""
+    def evaluate(self, window: Window) -> RuleResult:
+        """Evaluate one window."""
 
-    def finish(self, window: Window) -> bool:
-        """Called once after the last window; return True to fire at the end."""
-        return False
+    def finish(self, window: Window) -> RuleResult:
+        """Called once after the last window (a met result fires at the end)."""
+        return RuleResult.not_met()
 
-    def fire(self, message: str) -> bool:
-        """Record a firing (count + message) and return True."""
+    def fire(self, message: str) -> RuleResult:
+        """Record a firing (count + message) and return the met result saying it."""
         self.report["RuleTriggered"] += 1
         self.message = message
-        return True
+        return RuleResult.met(Finding(step=None, message=message))
+
+    def violation(self, message: str) -> RuleResult:
+        """Count one violation in the report, then :meth:`fire`."""
+        self.report["Violations"] += 1
+        return self.fire(message)
 
     def summary(self) -> dict[str, Any]:
         """The report plus description, recommendation, note and last message."""
@@ -195,7 +163,7 @@ class ProfilerRule(ABC):
         }
 
 
-def make_params(*params: RuleParam) -> tuple[RuleParam, ...]:
+def make_params(*params: Param) -> tuple[Param, ...]:
     """Parameter tuple with ``scan_interval_us`` appended."""
     return (*params, SCAN)
 
@@ -224,6 +192,3 @@ def parse_rule_parameters(
     for rule, kwargs in out.items():
         rules[rule](**kwargs)  # validate now, at the boundary
     return out
-
-
-Percent: Callable[[str, float, str], RuleParam] = _percent

@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Any
 
 from ..._exceptions import ProfilerError, RuleError
-from ..._rule_status import write_status
+from ..._rule_status import EvaluationStatus, write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
 from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
@@ -59,11 +59,13 @@ def build_rule(rule_name: str, parameters: dict[str, Any]) -> ProfilerRule:
 class _StatusSink:
     """Status updates of one run: the status file, and a caller's callback."""
 
-    def __init__(self, path: str | Path | None, callback: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self, path: str | Path | None, callback: Callable[[EvaluationStatus, str], None] | None = None
+    ) -> None:
         self.path = path
         self.callback = callback
 
-    def write(self, status: str, details: str = "") -> None:
+    def write(self, status: EvaluationStatus, details: str = "") -> None:
         if self.path:
             write_status(self.path, status, details)
         if self.callback is not None:
@@ -80,7 +82,7 @@ def run_rule(
     wait: bool = True,
     stop: threading.Event | None = None,
     poll_s: float = 0.5,
-    on_status: Callable[[str, str], None] | None = None,
+    on_status: Callable[[EvaluationStatus, str], None] | None = None,
 ) -> int:
     """Run one profiler rule to completion; returns the exit code (1 on Error).
 
@@ -89,26 +91,26 @@ def run_rule(
     status = _StatusSink(status_file, on_status)
     try:
         rule = build_rule(rule_name, parameters)
-        status.write("InProgress")
+        status.write(EvaluationStatus.IN_PROGRESS)
         trial = ProfilerTrial(trial_path)
 
         def _on_fire(msg: str) -> None:
-            status.write("IssuesFound", msg)
+            status.write(EvaluationStatus.ISSUES_FOUND, msg)
 
         outcome = follow_trial(trial, rule, wait=wait, stop=stop, poll_s=poll_s, on_fire=_on_fire)
         write_rule_outputs(rule, Path(output_dir) / "profiler-output" / "profiler-reports")
         if isinstance(rule, ProfilerReport):
             render_profiler_report(trial, Path(output_dir) / "profiler-output", rule=rule)
     except (RuleError, ProfilerError, OSError, ValueError, TypeError, KeyError) as exc:
-        status.write("Error", f"Exception during rule evaluation: {type(exc).__name__}: {exc}")
+        status.write(EvaluationStatus.ERROR, f"Exception during rule evaluation: {type(exc).__name__}: {exc}")
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if outcome.stopped:
         return 0
     if outcome.fired:
-        status.write("IssuesFound", "; ".join(outcome.messages))
+        status.write(EvaluationStatus.ISSUES_FOUND, "; ".join(outcome.messages))
     else:
-        status.write("NoIssuesFound", rule.note)
+        status.write(EvaluationStatus.NO_ISSUES_FOUND, rule.note)
     return 0
 
 
@@ -152,7 +154,7 @@ def run_command(
     try:
         params = _read_parameters(parameters_file)
     except RuleError as exc:
-        _StatusSink(status_file).write("Error", str(exc))
+        _StatusSink(status_file).write(EvaluationStatus.ERROR, str(exc))
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return run_rule(trial_path, rule_name, params, output_dir, status_file, stop=stop)

@@ -7,9 +7,10 @@ import os
 from typing import Any
 
 from ..._exceptions import RuleParameterError, field_error_message
+from ..._rule_params import Kind, Param, non_negative, percent
+from ..._rule_result import RuleResult
 from .._events import FrameworkEvent
-from ._base import Param, ProfilerRule, Window, make_params, percentile
-from ._base import Percent as _pct
+from ._base import ProfilerRule, Window, make_params, percentile
 from ._snapshot import _CORE
 
 __all__ = ["Dataloader", "MaxInitializationTime", "StepOutlier", "step_outliers"]
@@ -35,9 +36,21 @@ class StepOutlier(ProfilerRule):
 
     NAME = "StepOutlier"
     PARAMS = make_params(
-        Param("stddev", float, 3, 0, doc="multiple of the standard deviation that makes an outlier"),
-        Param("mode", str, None, optional=True, doc="TRAIN, EVAL, ... (default: every mode separately)"),
-        Param("n_outliers", int, 10, 0, doc="outliers to ignore before the rule fires"),
+        Param(
+            name="stddev",
+            kind=Kind.FLOAT,
+            default=3,
+            check=non_negative,
+            doc="multiple of the standard deviation that makes an outlier",
+        ),
+        Param(name="mode", kind=Kind.STR, default=None, doc="TRAIN, EVAL, ... (default: every mode separately)"),
+        Param(
+            name="n_outliers",
+            kind=Kind.INT,
+            default=10,
+            check=non_negative,
+            doc="outliers to ignore before the rule fires",
+        ),
     )
     DESCRIPTION = "Detects outliers in step duration (steps much slower than the rest)."
     RECOMMENDATION = (
@@ -58,12 +71,11 @@ class StepOutlier(ProfilerRule):
             self.params["mode"] = norm
         self.steps: dict[str, list[FrameworkEvent]] = {}
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         want = self.params["mode"]
         for e in window.framework:
             if e.is_step and (want is None or e.mode == want):
                 self.steps.setdefault(e.mode or "GLOBAL", []).append(e)
-        fired = False
         total_outliers = 0
         details: dict[str, Any] = {}
         for mode, events in self.steps.items():
@@ -80,18 +92,26 @@ class StepOutlier(ProfilerRule):
         self.report["Datapoints"] = sum(len(v) for v in self.steps.values())
         self.report["Violations"] = total_outliers
         if total_outliers > self.params["n_outliers"]:
-            fired = self.fire(
+            return self.fire(
                 f"StepOutlier: {total_outliers} step(s) longer than mean + "
                 f"{self.params['stddev']:g} x stddev (more than {self.params['n_outliers']})"
             )
-        return fired
+        return RuleResult.from_findings((), seen=bool(self.steps))
 
 
 class MaxInitializationTime(ProfilerRule):
     """Fires when the first step starts more than ``threshold`` minutes after the job's first data."""
 
     NAME = "MaxInitializationTime"
-    PARAMS = make_params(Param("threshold", float, 20, 0, doc="minutes allowed before the first step"))
+    PARAMS = make_params(
+        Param(
+            name="threshold",
+            kind=Kind.FLOAT,
+            default=20,
+            check=non_negative,
+            doc="minutes allowed before the first step",
+        )
+    )
     DESCRIPTION = "Checks if the time before the training loop starts is too long."
     RECOMMENDATION = (
         "Initialization takes too long: with File mode consider Pipe/FastFile mode, "
@@ -103,9 +123,9 @@ class MaxInitializationTime(ProfilerRule):
         self.first_step_us: int | None = None
         self.fired_once = False
 
-    def _check(self, window: Window, now_us: int, latency_us: int) -> bool:
+    def _check(self, window: Window, now_us: int, latency_us: int) -> RuleResult:
         if self.fired_once:
-            return False
+            return RuleResult.not_met()
         limit_us = self.params["threshold"] * 60_000_000
         start = window.job_start_us
         self.report["Details"]["job_start"] = start / 1e6
@@ -115,22 +135,20 @@ class MaxInitializationTime(ProfilerRule):
             self.report["Details"]["initialization_s"] = init_us / 1e6
             if init_us > limit_us:
                 self.fired_once = True
-                self.report["Violations"] += 1
-                return self.fire(
+                return self.violation(
                     f"MaxInitializationTime: first step began {init_us / 6e7:.2f} min after the "
                     f"job started (threshold {self.params['threshold']:g} min)"
                 )
-            return False
+            return RuleResult.not_met()
         if now_us - start > limit_us + latency_us:
             self.fired_once = True
-            self.report["Violations"] += 1
-            return self.fire(
+            return self.violation(
                 f"MaxInitializationTime: no training step after {(now_us - start) / 6e7:.2f} min "
                 f"(threshold {self.params['threshold']:g} min)"
             )
-        return False
+        return RuleResult.insufficient()
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         for e in window.framework:
             if e.is_step:
                 self.report["Datapoints"] += 1
@@ -139,10 +157,10 @@ class MaxInitializationTime(ProfilerRule):
         now = max((e.timestamp_us for e in window.system), default=window.start_us)
         return self._check(window, now, 0 if window.ended else _FRAMEWORK_LATENCY_US)
 
-    def finish(self, window: Window) -> bool:
+    def finish(self, window: Window) -> RuleResult:
         if self.first_step_us is None and self.report["Datapoints"] == 0:
             self.note = "MaxInitializationTime: no step events in the framework metrics"
-        return False
+        return RuleResult.not_met()
 
 
 class Dataloader(ProfilerRule):
@@ -151,9 +169,23 @@ class Dataloader(ProfilerRule):
 
     NAME = "Dataloader"
     PARAMS = make_params(
-        _pct("min_threshold", 70, "minimum data loaders as % of cores"),
-        Param("max_threshold", float, 200, 0, doc="maximum data loaders as % of cores"),
-        Param("patience", int, 10, 0, doc="seconds with data-loading events before the first check"),
+        Param(
+            name="min_threshold", kind=Kind.FLOAT, default=70, check=percent, doc="minimum data loaders as % of cores"
+        ),
+        Param(
+            name="max_threshold",
+            kind=Kind.FLOAT,
+            default=200,
+            check=non_negative,
+            doc="maximum data loaders as % of cores",
+        ),
+        Param(
+            name="patience",
+            kind=Kind.INT,
+            default=10,
+            check=non_negative,
+            doc="seconds with data-loading events before the first check",
+        ),
     )
     DESCRIPTION = "Checks how many data loader processes run in parallel compared to the CPU cores."
     RECOMMENDATION = (
@@ -167,7 +199,7 @@ class Dataloader(ProfilerRule):
         self.per_second: dict[int, set[Any]] = {}
         self.load_times: list[float] = []
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         for s in window.system:
             if s.dimension == "CPUUtilization" and _CORE.match(s.name):
                 self.cores.add(s.name)
@@ -179,7 +211,7 @@ class Dataloader(ProfilerRule):
             worker = e.args.get("worker_pid", e.args.get("pid", e.node_id))
             self.per_second.setdefault(int(e.start_us // 1_000_000), set()).add(worker)
         if len(self.per_second) <= self.params["patience"]:
-            return False
+            return RuleResult.from_findings((), seen=bool(self.per_second))
         cores = len(self.cores) or (os.cpu_count() or 1)
         median = int(percentile([float(len(v)) for v in self.per_second.values()], 50))
         d = self.report["Details"]
@@ -191,13 +223,11 @@ class Dataloader(ProfilerRule):
             }
         )
         if median < cores * self.params["min_threshold"] / 100:
-            self.report["Violations"] += 1
-            return self.fire(
+            return self.violation(
                 f"Dataloader: {median} parallel data loader(s) for {cores} cores (< {self.params['min_threshold']:g}%)"
             )
         if median > cores * self.params["max_threshold"] / 100:
-            self.report["Violations"] += 1
-            return self.fire(
+            return self.violation(
                 f"Dataloader: {median} parallel data loaders for {cores} cores (> {self.params['max_threshold']:g}%)"
             )
-        return False
+        return RuleResult.not_met()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._exceptions import RuleNotFoundError
+from ..._rule_result import RuleResult, RuleStatus
 from ._base import ProfilerRule, Window, parse_rule_parameters
 from ._framework_rules import Dataloader, MaxInitializationTime, StepOutlier
 from ._system_rules import (
@@ -55,27 +56,26 @@ class ProfilerReport(ProfilerRule):
         self.scan_interval_us = min(r.scan_interval_us for r in self.rules)
         self.fired_rules: list[str] = []
 
-    def evaluate(self, window: Window) -> bool:
-        fired = []
-        for rule in self.rules:
-            if rule.evaluate(window):
-                fired.append(rule.NAME)
-        return self._record(fired)
+    def evaluate(self, window: Window) -> RuleResult:
+        return self._record({rule.NAME: rule.evaluate(window) for rule in self.rules})
 
-    def finish(self, window: Window) -> bool:
-        fired = [rule.NAME for rule in self.rules if rule.finish(window)]
+    def finish(self, window: Window) -> RuleResult:
+        results = {rule.NAME: rule.finish(window) for rule in self.rules}
         notes = [r.note for r in self.rules if r.note]
         self.note = "; ".join(notes)
-        return self._record(fired)
+        return self._record(results)
 
-    def _record(self, fired: list[str]) -> bool:
+    def _record(self, results: dict[str, RuleResult]) -> RuleResult:
+        fired = [name for name, result in results.items() if result.fired]
         for name in fired:
             if name not in self.fired_rules:
                 self.fired_rules.append(name)
         if fired:
             self.report["Violations"] += len(fired)
             return self.fire("ProfilerReport: rules that found issues: " + ", ".join(self.fired_rules))
-        return False
+        return RuleResult.from_findings(
+            (), seen=any(r.status is not RuleStatus.INSUFFICIENT_DATA for r in results.values())
+        )
 
     def summaries(self) -> list[dict[str, Any]]:
         """Each rule's summary, in name order."""

@@ -82,8 +82,9 @@ def follow_trial(
                     ended=ended and end > last,
                 )
                 pending = []
-                if rule.evaluate(window):
-                    _fired(rule.message)
+                result = rule.evaluate(window)
+                if result.fired:
+                    _fired(result.findings[-1].message if result.findings else rule.message)
                 last_window = window
                 cursor = end
             if pending:  # nothing evaluated this round: hand them to the next window
@@ -95,8 +96,9 @@ def follow_trial(
     final = Window(
         start_us=last_window.start_us, end_us=last_window.end_us, job_start_us=trial.first_timestamp or 0, ended=True
     )
-    if rule.finish(final):
-        _fired(rule.message)
+    result = rule.finish(final)
+    if result.fired:
+        _fired(result.findings[-1].message if result.findings else rule.message)
     return RuleOutcome(fired, False, messages)
 
 

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
-from ._base import (
-    PATIENCE,
-    Param,
-    ProfilerRule,
-    Window,
-    group_snapshots,
-    make_params,
-    percentile,
-)
-from ._base import Percent as _pct
+from ..._rule_params import Kind, Param, at_least, fraction, non_negative, percent
+from ..._rule_result import Finding, RuleResult
+from ._base import PATIENCE, ProfilerRule, Window, group_snapshots, make_params, percentile
 from ._snapshot import Snapshot, to_snapshots
 
 __all__ = [
@@ -50,7 +44,7 @@ class _Bottleneck(ProfilerRule):
     def _busy(self, snap: Snapshot) -> bool:
         raise NotImplementedError
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         p = self.params
         for snap in _snapshots(window):
             if not snap.cpu and not snap.gpu:
@@ -72,7 +66,7 @@ class _Bottleneck(ProfilerRule):
                     f"{self.NAME}: {self.bottlenecks} of {self.datapoints} samples ({share:.1f}% > "
                     f"{p['threshold']:g}%) had {self._what()} while GPUs were under-used"
                 )
-        return False
+        return RuleResult.from_findings((), seen=self.datapoints > 0)
 
     def _what(self) -> str:
         return ""
@@ -84,9 +78,23 @@ class CPUBottleneck(_Bottleneck):
 
     NAME = "CPUBottleneck"
     PARAMS = make_params(
-        _pct("threshold", 50, "% of samples that must be bottlenecks"),
-        _pct("gpu_threshold", 10, "GPU utilisation below which the GPU is under-used"),
-        _pct("cpu_threshold", 90, "core utilisation above which the CPU is busy"),
+        Param(
+            name="threshold", kind=Kind.FLOAT, default=50, check=percent, doc="% of samples that must be bottlenecks"
+        ),
+        Param(
+            name="gpu_threshold",
+            kind=Kind.FLOAT,
+            default=10,
+            check=percent,
+            doc="GPU utilisation below which the GPU is under-used",
+        ),
+        Param(
+            name="cpu_threshold",
+            kind=Kind.FLOAT,
+            default=90,
+            check=percent,
+            doc="core utilisation above which the CPU is busy",
+        ),
         PATIENCE,
     )
     DESCRIPTION = "Checks if CPU utilization is high while GPU utilization is low: a CPU bottleneck."
@@ -107,9 +115,23 @@ class IOBottleneck(_Bottleneck):
 
     NAME = "IOBottleneck"
     PARAMS = make_params(
-        _pct("threshold", 50, "% of samples that must be bottlenecks"),
-        _pct("gpu_threshold", 10, "GPU utilisation below which the GPU is under-used"),
-        _pct("io_threshold", 50, "I/O wait % above which I/O is the bottleneck"),
+        Param(
+            name="threshold", kind=Kind.FLOAT, default=50, check=percent, doc="% of samples that must be bottlenecks"
+        ),
+        Param(
+            name="gpu_threshold",
+            kind=Kind.FLOAT,
+            default=10,
+            check=percent,
+            doc="GPU utilisation below which the GPU is under-used",
+        ),
+        Param(
+            name="io_threshold",
+            kind=Kind.FLOAT,
+            default=50,
+            check=percent,
+            doc="I/O wait % above which I/O is the bottleneck",
+        ),
         PATIENCE,
     )
     DESCRIPTION = "Checks if I/O wait time is high while GPU utilization is low: an I/O bottleneck."
@@ -132,16 +154,32 @@ class _GpuRule(ProfilerRule):
         self.saw_gpu = False
 
     def gpu_snapshots(self, window: Window) -> list[Snapshot]:
+        """The window's snapshots that hold GPU metrics, counted as datapoints."""
         snaps = [s for s in _snapshots(window) if s.gpu]
         self.saw_gpu = self.saw_gpu or bool(snaps)
         self.datapoints += len(snaps)
         self.report["Datapoints"] = self.datapoints
         return snaps
 
-    def finish(self, window: Window) -> bool:
+    def full_buffers(self, window: Window, buf: deque[Snapshot]) -> Iterator[Snapshot]:
+        """The GPU rules' moving-window loop: each snapshot goes into ``buf``; once past
+        ``patience`` and with ``buf`` full, yield the snapshot that filled it (the caller judges
+        ``buf``), then empty it."""
+        for snap in self.gpu_snapshots(window):
+            buf.append(snap)
+            if self.datapoints <= self.params["patience"] or len(buf) < (buf.maxlen or 0):
+                continue
+            yield snap
+            buf.clear()
+
+    def result(self, findings: list[Finding]) -> RuleResult:
+        """The window's result: met with ``findings``, else not met once a GPU was seen."""
+        return RuleResult.from_findings(findings, seen=self.saw_gpu)
+
+    def finish(self, window: Window) -> RuleResult:
         if not self.saw_gpu:
             self.note = f"{self.NAME}: {self.NO_GPU_NOTE}"
-        return False
+        return RuleResult.not_met()
 
 
 class BatchSize(_GpuRule):
@@ -149,11 +187,29 @@ class BatchSize(_GpuRule):
 
     NAME = "BatchSize"
     PARAMS = make_params(
-        _pct("cpu_threshold_p95", 70, "p95 CPU utilisation below which the CPU is under-used"),
-        _pct("gpu_threshold_p95", 70, "p95 GPU utilisation below which the GPU is under-used"),
-        _pct("gpu_memory_threshold_p95", 70, "p95 GPU memory below which memory is under-used"),
+        Param(
+            name="cpu_threshold_p95",
+            kind=Kind.FLOAT,
+            default=70,
+            check=percent,
+            doc="p95 CPU utilisation below which the CPU is under-used",
+        ),
+        Param(
+            name="gpu_threshold_p95",
+            kind=Kind.FLOAT,
+            default=70,
+            check=percent,
+            doc="p95 GPU utilisation below which the GPU is under-used",
+        ),
+        Param(
+            name="gpu_memory_threshold_p95",
+            kind=Kind.FLOAT,
+            default=70,
+            check=percent,
+            doc="p95 GPU memory below which memory is under-used",
+        ),
         PATIENCE,
-        Param("window", int, 500, 1, doc="samples in the moving window"),
+        Param(name="window", kind=Kind.INT, default=500, check=at_least(1), doc="samples in the moving window"),
     )
     DESCRIPTION = "Checks if the GPU is under-utilized because the batch size is too small."
     RECOMMENDATION = "Run on a smaller instance type or increase the batch size."
@@ -162,13 +218,10 @@ class BatchSize(_GpuRule):
         super().__init__(**params)
         self.buf: deque[Snapshot] = deque(maxlen=self.params["window"])
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         p = self.params
-        fired = False
-        for snap in self.gpu_snapshots(window):
-            self.buf.append(snap)
-            if self.datapoints <= p["patience"] or len(self.buf) < self.buf.maxlen:  # type: ignore[operator]
-                continue
+        found: list[Finding] = []
+        for snap in self.full_buffers(window, self.buf):
             cpu = percentile([s.cpu_total or 0.0 for s in self.buf], 95)
             for gpu in snap.gpu:
                 util = percentile([s.gpu.get(gpu, 0.0) for s in self.buf], 95)
@@ -178,13 +231,11 @@ class BatchSize(_GpuRule):
                     and util < p["gpu_threshold_p95"]
                     and mem < p["gpu_memory_threshold_p95"]
                 ):
-                    self.report["Violations"] += 1
-                    fired = self.fire(
+                    found += self.violation(
                         f"BatchSize: {gpu} p95 utilisation {util:.0f}% and memory {mem:.0f}% "
                         f"with CPU p95 {cpu:.0f}%: the batch size is likely too small"
-                    )
-            self.buf.clear()
-        return fired
+                    ).findings
+        return self.result(found)
 
 
 class LowGPUUtilization(_GpuRule):
@@ -193,9 +244,21 @@ class LowGPUUtilization(_GpuRule):
 
     NAME = "LowGPUUtilization"
     PARAMS = make_params(
-        _pct("threshold_p95", 70, "p95 utilisation below which the GPU is under-used"),
-        _pct("threshold_p5", 10, "p5 utilisation below which utilisation fluctuates"),
-        Param("window", int, 500, 1, doc="samples in the moving window"),
+        Param(
+            name="threshold_p95",
+            kind=Kind.FLOAT,
+            default=70,
+            check=percent,
+            doc="p95 utilisation below which the GPU is under-used",
+        ),
+        Param(
+            name="threshold_p5",
+            kind=Kind.FLOAT,
+            default=10,
+            check=percent,
+            doc="p5 utilisation below which utilisation fluctuates",
+        ),
+        Param(name="window", kind=Kind.INT, default=500, check=at_least(1), doc="samples in the moving window"),
         PATIENCE,
     )
     DESCRIPTION = "Checks if GPU utilization is low or fluctuating."
@@ -208,24 +271,22 @@ class LowGPUUtilization(_GpuRule):
         super().__init__(**params)
         self.buf: deque[Snapshot] = deque(maxlen=self.params["window"])
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         p = self.params
-        fired = False
-        for snap in self.gpu_snapshots(window):
-            self.buf.append(snap)
-            if self.datapoints <= p["patience"] or len(self.buf) < self.buf.maxlen:  # type: ignore[operator]
-                continue
+        found: list[Finding] = []
+        for snap in self.full_buffers(window, self.buf):
             for gpu in snap.gpu:
                 vals = [s.gpu.get(gpu, 0.0) for s in self.buf]
                 p95, p5 = percentile(vals, 95), percentile(vals, 5)
                 if p95 < p["threshold_p95"] and p5 < p["threshold_p5"]:
-                    self.report["Violations"] += 1
-                    fired = self.fire(f"LowGPUUtilization: {gpu} p95 {p95:.0f}% < {p['threshold_p95']:g}%")
+                    found += self.violation(
+                        f"LowGPUUtilization: {gpu} p95 {p95:.0f}% < {p['threshold_p95']:g}%"
+                    ).findings
                 elif p95 > p["threshold_p95"] and p5 < p["threshold_p5"]:
-                    self.report["Violations"] += 1
-                    fired = self.fire(f"LowGPUUtilization: {gpu} fluctuates (p5 {p5:.0f}%, p95 {p95:.0f}%)")
-            self.buf.clear()
-        return fired
+                    found += self.violation(
+                        f"LowGPUUtilization: {gpu} fluctuates (p5 {p5:.0f}%, p95 {p95:.0f}%)"
+                    ).findings
+        return self.result(found)
 
 
 class GPUMemoryIncrease(_GpuRule):
@@ -233,9 +294,15 @@ class GPUMemoryIncrease(_GpuRule):
 
     NAME = "GPUMemoryIncrease"
     PARAMS = make_params(
-        Param("increase", float, 5, 0, doc="absolute increase of memory use (percentage points)"),
+        Param(
+            name="increase",
+            kind=Kind.FLOAT,
+            default=5,
+            check=non_negative,
+            doc="absolute increase of memory use (percentage points)",
+        ),
         PATIENCE,
-        Param("window", int, 10, 1, doc="samples in the moving average"),
+        Param(name="window", kind=Kind.INT, default=10, check=at_least(1), doc="samples in the moving average"),
     )
     DESCRIPTION = "Checks for a large increase in GPU memory usage."
     RECOMMENDATION = "Check for memory leaks and tensors kept across steps; choose a larger instance if needed."
@@ -244,10 +311,10 @@ class GPUMemoryIncrease(_GpuRule):
         super().__init__(**params)
         self.history: dict[str, list[float]] = {}
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         p = self.params
         w = p["window"]
-        fired = False
+        found: list[Finding] = []
         for snap in self.gpu_snapshots(window):
             for gpu, value in snap.gpu_memory.items():
                 hist = self.history.setdefault(gpu, [])
@@ -257,13 +324,12 @@ class GPUMemoryIncrease(_GpuRule):
                 before = sum(hist[-2 * w : -w]) / w
                 now = sum(hist[-w:]) / w
                 if now - before > p["increase"]:
-                    self.report["Violations"] += 1
-                    fired = self.fire(
+                    found += self.violation(
                         f"GPUMemoryIncrease: {gpu} memory moving average rose from "
                         f"{before:.1f}% to {now:.1f}% (> {p['increase']:g} points)"
-                    )
+                    ).findings
                 del hist[: -2 * w]
-        return fired
+        return self.result(found)
 
 
 class LoadBalancing(_GpuRule):
@@ -272,7 +338,13 @@ class LoadBalancing(_GpuRule):
 
     NAME = "LoadBalancing"
     PARAMS = make_params(
-        Param("threshold", float, 0.5, 0, 1, doc="maximum histogram distance between GPUs"),
+        Param(
+            name="threshold",
+            kind=Kind.FLOAT,
+            default=0.5,
+            check=fraction,
+            doc="maximum histogram distance between GPUs",
+        ),
         PATIENCE,
     )
     DESCRIPTION = "Detects workload balancing issues across GPUs."
@@ -282,25 +354,26 @@ class LoadBalancing(_GpuRule):
         super().__init__(**params)
         self.hist: dict[str, list[int]] = {}
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         p = self.params
         for snap in self.gpu_snapshots(window):
             for gpu, value in snap.gpu.items():
                 bins = self.hist.setdefault(gpu, [0] * 10)
                 bins[min(int(value // 10), 9)] += 1
+        found: list[Finding] = []
         if self.datapoints <= p["patience"] or len(self.hist) < 2:
-            return False
+            return self.result(found)
         names = sorted(self.hist)
-        fired = False
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 ha, hb = self.hist[a], self.hist[b]
                 na, nb = sum(ha) or 1, sum(hb) or 1
                 dist = 0.5 * sum(abs(x / na - y / nb) for x, y in zip(ha, hb, strict=True))
                 if dist > p["threshold"]:
-                    self.report["Violations"] += 1
-                    fired = self.fire(f"LoadBalancing: {a} and {b} workloads differ (distance {dist:.2f})")
-        return fired
+                    found += self.violation(
+                        f"LoadBalancing: {a} and {b} workloads differ (distance {dist:.2f})"
+                    ).findings
+        return self.result(found)
 
 
 class OverallSystemUsage(ProfilerRule):
@@ -317,7 +390,7 @@ class OverallSystemUsage(ProfilerRule):
             k: [] for k in ("CPU", "GPU", "CPU memory", "GPU memory", "I/O", "Network")
         }
 
-    def evaluate(self, window: Window) -> bool:
+    def evaluate(self, window: Window) -> RuleResult:
         for snap in _snapshots(window):
             self.report["Datapoints"] += 1
             s = self.series
@@ -333,9 +406,9 @@ class OverallSystemUsage(ProfilerRule):
                 s["I/O"].append(sum(snap.iowait.values()) / len(snap.iowait))
             if snap.network is not None:
                 s["Network"].append(snap.network)
-        return False
+        return RuleResult.from_findings((), seen=self.report["Datapoints"] > 0)
 
-    def finish(self, window: Window) -> bool:
+    def finish(self, window: Window) -> RuleResult:
         details = {}
         for name, vals in self.series.items():
             if vals:
@@ -347,4 +420,4 @@ class OverallSystemUsage(ProfilerRule):
                     "min": min(vals),
                 }
         self.report["Details"] = details
-        return False
+        return RuleResult.not_met()

@@ -67,9 +67,7 @@ class DeadRelu(BuiltinRule):
                         threshold=self.p["threshold_layer"],
                     )
                 )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
 
 class SaturatedActivation(BuiltinRule):
@@ -152,6 +150,4 @@ class SaturatedActivation(BuiltinRule):
                         threshold=self.p["threshold_layer"],
                     )
                 )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)

@@ -12,7 +12,7 @@ import numpy as np
 from ..._rule_params import Param, parse_parameters
 from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
 from ...modes import ModeKeys
-from .._result import Finding, RuleResult
+from .._result import Finding, RuleResult, RuleStatus
 from .._rule import Rule
 
 __all__ = ["MAX_FINDINGS", "BuiltinRule"]
@@ -67,9 +67,13 @@ class BuiltinRule(Rule):
     # --- compat bridge ----------------------------------------------------------------
     def invoke_at_step(self, step: int) -> bool:
         """smdebug entry point: evaluate and remember the findings."""
+        return self._evaluate_step(step).fired
+
+    def _evaluate_step(self, step: int) -> RuleResult:
+        """:meth:`evaluate`, with the counts, findings and smdebug report kept up to date."""
         result = self.evaluate(step)
         self.last_result = result
-        if result.status.value != "insufficient_data":
+        if result.status is not RuleStatus.INSUFFICIENT_DATA:
             self.steps_evaluated += 1
             self.report["Datapoints"] += 1
         if result.fired:
@@ -81,7 +85,7 @@ class BuiltinRule(Rule):
                 self.findings.extend(result.findings[:room])
             if result.findings:
                 self.report["Details"][str(step)] = result.findings[0].message
-        return result.fired
+        return result
 
     def _end_of_rule(self) -> bool:
         return bool(self.last_result and self.last_result.end_of_rule)

@@ -95,9 +95,7 @@ class VanishingGradient(BuiltinRule):
                     threshold=self.p["threshold"],
                 )
             )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
 
 class WeightUpdateRatio(BuiltinRule):
@@ -169,9 +167,7 @@ class WeightUpdateRatio(BuiltinRule):
                         threshold=self.p["small_threshold"],
                     )
                 )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
 
 class PoorWeightInitialization(BuiltinRule):
@@ -251,9 +247,7 @@ class PoorWeightInitialization(BuiltinRule):
             seen = True
             if isinstance(loss_finding, Finding):
                 findings.append(loss_finding)
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
     def _flat_loss(self, step: int, mode: ModeKeys) -> Finding | bool | None:
         patience = self.p["patience"]

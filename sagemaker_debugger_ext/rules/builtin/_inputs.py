@@ -77,9 +77,7 @@ class CheckInputImages(BuiltinRule):
                         threshold=self.p["threshold_mean"],
                     )
                 )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
 
 class NLPSequenceRatio(BuiltinRule):
@@ -130,6 +128,4 @@ class NLPSequenceRatio(BuiltinRule):
                             threshold=limit,
                         )
                     )
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)

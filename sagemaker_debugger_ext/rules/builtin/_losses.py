@@ -27,12 +27,6 @@ def _scalar(value: Any) -> float | None:
     return float(value.reshape(()))
 
 
-def _result(findings: list[Finding], seen: bool) -> RuleResult:
-    if findings:
-        return RuleResult.met(*findings)
-    return RuleResult.not_met() if seen else RuleResult.insufficient()
-
-
 class _LossRule(BuiltinRule):
     def loss_names(self) -> list[str]:
         collections = list(self.p.get("collection_names") or [])
@@ -216,7 +210,7 @@ class LossNotDecreasing(_LossRule):
                         threshold=best,
                     )
                 )
-        return _result(findings, seen)
+        return RuleResult.from_findings(findings, seen=seen)
 
     def _judge_noisy(
         self,
@@ -349,4 +343,4 @@ class Overfit(_LossRule):
                 seen = True
                 if (found := self._judge(step, name, val, tr)) is not None:
                     findings.append(found)
-        return _result(findings, seen)
+        return RuleResult.from_findings(findings, seen=seen)

@@ -7,7 +7,7 @@ from typing import Any
 from ..._rule_params import Kind, Param, non_negative, positive
 from ...modes import ModeKeys
 from .._result import RuleResult
-from ._losses import _LossRule, _result
+from ._losses import _LossRule
 from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value
 from ._series import mean
 
@@ -119,4 +119,4 @@ class Overtraining(_LossRule):
                         threshold=best - self.p["delta"],
                     )
                 )
-        return _result(findings, seen)
+        return RuleResult.from_findings(findings, seen=seen)

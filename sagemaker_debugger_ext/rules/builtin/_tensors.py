@@ -51,9 +51,7 @@ class _SelectedTensorsRule(BuiltinRule):
             found = self.check(step, name, value)
             if found is not None:
                 findings.append(found)
-        if findings:
-            return RuleResult.met(*findings)
-        return RuleResult.not_met() if seen else RuleResult.insufficient()
+        return RuleResult.from_findings(findings, seen=seen)
 
 
 class ExplodingTensor(_SelectedTensorsRule):
