@@ -1,4 +1,9 @@
-"""``sagemaker-debugger-ext serve``: the SageMaker training-job API of the local job store, on 127.0.0.1."""
+"""``sagemaker-debugger-ext serve``: the SageMaker training-job and Processing API of the local job store, on 127.0.0.1.
+
+Jobs with ``ml.*`` instance types run on this machine (the type recorded), so a client written
+for the cloud runs against it unchanged; S3 is whatever boto3 reaches (``AWS_ENDPOINT_URL_S3``
+for an S3-compatible endpoint).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,10 @@ from ..local._client import LocalTrainingClient
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "serve Create/Describe/List/Stop/UpdateTrainingJob for local jobs on 127.0.0.1 (for boto3 and the AWS CLI)"
+HELP = (
+    "serve Create/Describe/List/Stop/UpdateTrainingJob and Create/Describe/List/StopProcessingJob "
+    "for local jobs on 127.0.0.1 (for boto3, the SDK and the AWS CLI)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         msg = field_error_message("--port", "an integer from 0 to 65535", args.port)
         raise ConfigValueError(msg, field="--port", value=args.port)
-    server = ApiServer(LocalTrainingClient(region=args.region), port=args.port)
+    client = LocalTrainingClient(region=args.region, settings={"CloudInstanceTypes": True})
+    server = ApiServer(client, port=args.port)
     server.start()
     print(f"serving the SageMaker training-job API on {server.url}", flush=True)
     print(f"  aws sagemaker list-training-jobs --endpoint-url {server.url}", flush=True)

@@ -6,8 +6,10 @@ handlers. It speaks the service's own protocol (AWS JSON 1.1: ``POST /`` with
 against it with ``--endpoint-url`` or ``AWS_ENDPOINT_URL_SAGEMAKER``. Requests are checked
 against botocore's service model before anything runs; errors come back in the service's shape
 (``{"__type": ..., "message": ...}``) with the codes boto3 users catch
-(``ValidationException``, ``ResourceNotFound``, ``ResourceInUse``). No credentials are checked:
-the server binds to the loopback interface only.
+(``ValidationException``, ``ResourceInUse``; an unknown job is a ``ValidationException``, as
+the real service answers). It serves the training-job operations and the Processing ones
+(``_api_processing``); ``ml.*`` instance types run on this machine, the type recorded. No
+credentials are checked: the server binds to the loopback interface only.
 
 Werkzeug (a well-kept WSGI toolkit) serves the HTTP; this module only maps operations.
 """
@@ -30,7 +32,10 @@ from .._exceptions import (
     LocalJobInputError,
     RequestValidationError,
 )
-from ._client import LocalTrainingClient
+from ._api_processing import PROCESSING_OPERATIONS, call_processing
+from ._client import TERMINAL_STATUSES, LocalTrainingClient
+from ._describe import training_job_arn
+from ._processing_client import LocalProcessingClient
 
 __all__ = ["LOOPBACK", "OPERATIONS", "ApiServer", "SageMakerApi"]
 
@@ -41,8 +46,13 @@ OPERATIONS = (
     "ListTrainingJobs",
     "StopTrainingJob",
     "UpdateTrainingJob",
+    *PROCESSING_OPERATIONS,
 )
 _CONTENT_TYPE = "application/x-amz-json-1.1"
+_TRAINING_NAME_TAKEN = (
+    "Training job names must be unique within an AWS account and region, "
+    "and a training job with this name already exists"
+)
 
 
 @functools.cache
@@ -65,10 +75,11 @@ def _error(status: int, code: str, message: str) -> Response:
 
 
 class SageMakerApi:
-    """The WSGI application: one local training client behind the five training-job operations."""
+    """The WSGI application: a local training client and a processing client behind :data:`OPERATIONS`."""
 
-    def __init__(self, client: LocalTrainingClient) -> None:
+    def __init__(self, client: LocalTrainingClient, processing: LocalProcessingClient | None = None) -> None:
         self.client = client
+        self.processing = processing or LocalProcessingClient(client.store, region=client.region)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         response = self.handle(Request(environ))
@@ -103,9 +114,13 @@ class SageMakerApi:
             )
         try:
             result = self._call(operation, params)
-        except JobNotFoundError:
-            return _error(400, "ResourceNotFound", "Requested resource not found.")
+        except JobNotFoundError as exc:  # the service answers ValidationException (boto3 issue 2808)
+            message = str(exc) if operation in PROCESSING_OPERATIONS else "Requested resource not found."
+            return _error(400, "ValidationException", message)
         except JobAlreadyExistsError as exc:
+            if operation == "CreateTrainingJob":
+                arn = training_job_arn(self.client.region, str(params.get("TrainingJobName")))
+                return _error(400, "ResourceInUse", f"{_TRAINING_NAME_TAKEN} ({arn})")
             return _error(400, "ResourceInUse", str(exc))
         except (LocalJobInputError, RequestValidationError, ValueError, TypeError) as exc:
             return _error(400, "ValidationException", str(exc))
@@ -123,11 +138,17 @@ class SageMakerApi:
         return [line.strip() for line in report.generate_report().splitlines() if line.strip()]
 
     def _call(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        if operation in PROCESSING_OPERATIONS:
+            return call_processing(self.processing, operation, params)
         if operation == "CreateTrainingJob":
             return self.client.create_training_job(**params)
         if operation == "DescribeTrainingJob":
             return self.client.describe_training_job(params["TrainingJobName"])
         if operation == "StopTrainingJob":
+            status = self.client.describe_training_job(params["TrainingJobName"])["TrainingJobStatus"]
+            if status in TERMINAL_STATUSES:
+                msg = f"The request was rejected because the training job is in status {status}."
+                raise LocalJobInputError(msg)
             self.client.stop_training_job(params["TrainingJobName"])
             return {}
         if operation == "UpdateTrainingJob":

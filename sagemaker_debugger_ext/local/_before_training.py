@@ -60,14 +60,15 @@ def _addresses(request: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _instances(request: Mapping[str, Any]) -> list[Problem]:
+def _instances(request: Mapping[str, Any], *, cloud_instance_types: bool = False) -> list[Problem]:
     resource = request.get("ResourceConfig") or {}
     problems = []
     count = resource.get("InstanceCount")
     if "InstanceCount" in resource and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
         problems.append(("instance_count", field_error_message("instance_count", "an integer >= 1", count)))
     kind = resource.get("InstanceType")
-    if "InstanceType" in resource and kind not in LOCAL_INSTANCE_TYPES:
+    cloud = cloud_instance_types and isinstance(kind, str) and kind.startswith("ml.")
+    if "InstanceType" in resource and kind not in LOCAL_INSTANCE_TYPES and not cloud:
         expected = "'local' or 'local_gpu' in local mode (the job runs on this machine; use a SageMaker session for ml.* instances)"
         problems.append(("instance_type", field_error_message("instance_type", expected, kind)))
     return problems
@@ -247,11 +248,17 @@ def _credentials(request: Mapping[str, Any]) -> list[Problem]:
     return [(field, field_error_message(field, why, uri)) for field, uri in uris]
 
 
-def request_problems(request: Mapping[str, Any], *, base_dir: str | Path | None = None) -> list[Problem]:
-    """Every problem of ``request`` that local mode can know before starting (empty: none)."""
+def request_problems(
+    request: Mapping[str, Any], *, base_dir: str | Path | None = None, cloud_instance_types: bool = False
+) -> list[Problem]:
+    """Every problem of ``request`` that local mode can know before starting (empty: none).
+
+    ``cloud_instance_types``: ``ml.*`` instance types are accepted too (``serve``: the job runs
+    on this machine, the type is recorded).
+    """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     return [
-        *_instances(request),
+        *_instances(request, cloud_instance_types=cloud_instance_types),
         *_addresses(request),
         *_rule_names(request),
         *_rules(request, base),

@@ -57,7 +57,8 @@ class LocalTrainingClient:
         environ: environment given to the job's processes (default: this process's).
         settings: supervisor tuning (``PollSeconds``, ``StopGraceSeconds``,
             ``RuleWaitSeconds``, ``SyncIntervalSeconds``, ``RulePollSeconds``, ``DebugRuleModule``,
-            ``ProfilerRuleModule``, ``StartMonitor``; ``Inline``: run the supervisor in
+            ``ProfilerRuleModule``, ``StartMonitor``; ``CloudInstanceTypes``: accept ``ml.*``
+            instance types, run on this machine and recorded, as ``serve`` does; ``Inline``: run the supervisor in
             this process, blocking, so in-process fakes such as moto's ``mock_aws`` see
             its S3 calls), and events: ``EventHandlers`` (callables, ``file.py:function``
             references or ``{"Handler", "Pattern", "TimeoutSeconds"}`` objects, see
@@ -97,7 +98,7 @@ class LocalTrainingClient:
             msg = f"a local training job named {name!r} already exists in {self.store.root}; choose another job name"
             raise JobAlreadyExistsError(msg, job_name=name)
         caller_cwd = str(Path.cwd())
-        check_before_training(request, caller_cwd)
+        check_before_training(request, caller_cwd, cloud_instance_types=bool(self.settings.get("CloudInstanceTypes")))
         request = resolve_request_addresses(request, caller_cwd)
         spec = resolve_job_spec(request, default_output_path=output_default, base_dir=caller_cwd)
         handlers = handler_specs(

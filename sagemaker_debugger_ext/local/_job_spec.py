@@ -240,7 +240,7 @@ def resolve_job_spec(
     )
 
 
-def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
+def check_before_training(request: Mapping[str, Any], base: str | Path, *, cloud_instance_types: bool = False) -> None:
     """Warn about unintended settings; raise one error listing every problem found before start.
 
     Raises:
@@ -248,7 +248,7 @@ def check_before_training(request: Mapping[str, Any], base: str | Path) -> None:
     """
     for text in request_warnings(request):
         warnings.warn(text, UserWarning, stacklevel=4)
-    problems = request_problems(request, base_dir=base)
+    problems = request_problems(request, base_dir=base, cloud_instance_types=cloud_instance_types)
     if problems:
         name = request.get("TrainingJobName")
         lines = "\n".join(

@@ -116,3 +116,40 @@ def job_pids_alive() -> Callable[..., dict[str, int]]:
         }
 
     return alive
+
+
+@pytest.fixture
+def served(moto_server: str, monkeypatch: pytest.MonkeyPatch, standin_path: None) -> Any:
+    """``serve`` as the cloud emulator (ml.* types accepted) with S3 on moto's server.
+
+    Yields a namespace: ``url``, ``sm`` (boto3 SageMaker client on serve), ``s3`` (boto3 S3 on
+    moto), ``client`` (the LocalTrainingClient behind serve), ``bucket`` (a fresh bucket).
+    """
+    import types
+    import uuid
+
+    import boto3
+
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+    from sagemaker_debugger_ext.local._api_server import ApiServer
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
+    client = LocalTrainingClient(
+        region="us-west-2",
+        settings={
+            "CloudInstanceTypes": True,
+            "DebugRuleModule": "standin_rules",
+            "StartMonitor": False,
+            "SyncIntervalSeconds": 0.2,
+        },
+    )
+    server = ApiServer(client).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", server.url)
+    s3 = boto3.client("s3", region_name="us-west-2")
+    bucket = f"served-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    sm = boto3.client("sagemaker", region_name="us-west-2")
+    try:
+        yield types.SimpleNamespace(url=server.url, sm=sm, s3=s3, client=client, bucket=bucket)
+    finally:
+        server.stop()
