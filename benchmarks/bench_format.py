@@ -33,6 +33,7 @@ from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.trials import create_trial
 
 STEPS, TENSORS, SIZE = 1000, 20, 1000
+STEPS_2W, TENSORS_2W = 100, 100  # the 2-worker trial: 100 steps x 100 tensors x 2 workers, same payload
 PAYLOAD_MB = STEPS * TENSORS * SIZE * 4 / 1e6
 REPO = Path(__file__).resolve().parent.parent
 SMDEBUG_PY = REPO / ".venv-smdebug" / "bin" / "python"
@@ -58,36 +59,53 @@ def _write(root: Path, *, background: bool = False) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def _read(root: Path) -> tuple[float, float, float]:
+def _read(root: Path, *, workers: int = 1) -> tuple[float, float, float]:
     c0, t0 = time.process_time(), time.perf_counter()
     trial = create_trial(str(root))
     t1 = time.perf_counter()
     tensors = [trial.tensor(n) for n in trial.tensor_names()]
+    names = sorted(trial.workers())
     count = 0
     for step in trial.steps():
         for tensor in tensors:
-            tensor.value(step)
-            count += 1
+            if workers == 1:
+                tensor.value(step)
+                count += 1
+            else:
+                for worker in names:
+                    tensor.value(step, worker=worker)
+                    count += 1
     t2 = time.perf_counter()
-    if count != STEPS * TENSORS:
-        msg = f"read {count} values, expected {STEPS * TENSORS}"
+    expected = len(trial.steps()) * len(tensors) * workers
+    if count != expected or len(names) != workers:
+        msg = f"read {count} values of {len(names)} workers, expected {expected} of {workers}"
         raise RuntimeError(msg)
     return t1 - t0, t2 - t0, time.process_time() - c0
 
 
-def _smdebug(work: Path) -> dict[str, float] | None:
-    if not (REPO / ".venv-smdebug" / ".installed").exists():
-        return None
-    out = work / "smdebug"
+def _smdebug(*args: str) -> dict[str, float]:
     proc = subprocess.run(
-        [str(SMDEBUG_PY), str(BASELINE), str(out), str(STEPS), str(TENSORS), str(SIZE)],
-        capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+        [str(SMDEBUG_PY), str(BASELINE), *args], capture_output=True, text=True, timeout=900, check=False
+    )
     if proc.returncode != 0:
         msg = f"smdebug baseline failed: {proc.stderr[-2000:]}"
         raise RuntimeError(msg)
     result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
+
+
+def _read_vs_smdebug(root: Path, workers: int, repeats: int = 3) -> tuple[float, float]:
+    """Both readers on the same smdebug-written trial, alternated; ``(wall ratio, CPU ratio)`` of medians."""
+    ours, ours_cpu, theirs, theirs_cpu = [], [], [], []
+    for _ in range(repeats):
+        base = _smdebug("read", str(root))
+        theirs.append(base["create_trial_s"] + base["read_s"])
+        theirs_cpu.append(base["read_cpu_s"])
+        _, wall, cpu = _read(root, workers=workers)
+        ours.append(wall)
+        ours_cpu.append(cpu)
+    med = statistics.median
+    return round(med(theirs) / med(ours), 1), round(med(theirs_cpu) / med(ours_cpu), 1)
 
 
 def run() -> dict[str, object]:
@@ -123,14 +141,18 @@ def run() -> dict[str, object]:
                 out["reader_tmpfs_mb_s"] = round(PAYLOAD_MB / _read(tmpfs_root / "t")[1], 1)
             finally:
                 shutil.rmtree(tmpfs_root, ignore_errors=True)
-        base = _smdebug(work)
-        if base is None:
+        if not (REPO / ".venv-smdebug" / ".installed").exists():
             note = "smdebug reference venv (.venv-smdebug) absent: run `make smdebug-venv`"
             out["writer_vs_smdebug_note"] = note
             out["reader_vs_smdebug_note"] = note
             return out
+        base = _smdebug(str(work / "smdebug"), str(STEPS), str(TENSORS), str(SIZE))
         sm_write = PAYLOAD_MB / base["write_s"]
         sm_read = PAYLOAD_MB / (base["create_trial_s"] + base["read_s"])
+        # the reference workload: both readers on the trial smdebug wrote, alternated
+        read_ratio, read_cpu_ratio = _read_vs_smdebug(work / "smdebug", 1)
+        _smdebug(str(work / "smdebug2w"), str(STEPS_2W), str(TENSORS_2W), str(SIZE), "2")
+        read_ratio_2w, read_cpu_ratio_2w = _read_vs_smdebug(work / "smdebug2w", 2)
         out.update(
             {
                 "smdebug_writer_mb_s": round(sm_write, 1),
@@ -139,8 +161,10 @@ def run() -> dict[str, object]:
                 "writer_background_vs_smdebug": round(PAYLOAD_MB / bg_write_s / sm_write, 1),
                 # CPU-time ratios: steadier than wall-clock ones on a shared, busy machine
                 "writer_cpu_vs_smdebug": round(base["write_cpu_s"] / statistics.median(write_cpus), 1),
-                "reader_cpu_vs_smdebug": round(base["read_cpu_s"] / statistics.median(read_cpus), 1),
-                "reader_vs_smdebug": round(PAYLOAD_MB / read_s / sm_read, 1),
+                "reader_cpu_vs_smdebug": read_cpu_ratio,
+                "reader_vs_smdebug": read_ratio,
+                "reader_cpu_vs_smdebug_2workers": read_cpu_ratio_2w,
+                "reader_vs_smdebug_2workers": read_ratio_2w,
             }
         )
         return out

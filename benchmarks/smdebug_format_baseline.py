@@ -1,7 +1,9 @@
 """smdebug 1.0.34's writer and reader on the reference §5 workload (run under .venv-smdebug).
 
-Usage: python smdebug_format_baseline.py WORKDIR STEPS TENSORS SIZE
+Usage: python smdebug_format_baseline.py WORKDIR STEPS TENSORS SIZE [WORKERS]
 Prints one JSON line: {"write_s", "create_trial_s", "read_s", "write_cpu_s", "read_cpu_s"}.
+``python smdebug_format_baseline.py read WORKDIR`` only reads an existing trial (every value of
+every tensor, step by step, of every worker) and prints {"create_trial_s", "read_s", "read_cpu_s"}.
 Not imported by the package or the tests; ``bench_format`` runs it in a subprocess.
 """
 
@@ -19,41 +21,51 @@ from smdebug.core.writer import FileWriter
 from smdebug.trials import create_trial
 
 
-def main(workdir, steps, tensors, size):
+def write(workdir, steps, tensors, size, workers=1):
     rng = np.random.default_rng(0)
     arrays = [rng.normal(size=size).astype(np.float32) for _ in range(tensors)]
     names = [f"layer{i}/weight" for i in range(tensors)]
     c0, t0 = time.process_time(), time.perf_counter()
     for step in range(steps):
-        w = FileWriter(trial_dir=workdir, step=step, worker="worker_0")
-        for name, arr in zip(names, arrays):
-            w.write_tensor(arr, name, mode=ModeKeys.TRAIN, mode_step=step)
-        w.close()
+        for worker in range(workers):
+            w = FileWriter(trial_dir=workdir, step=step, worker=f"worker_{worker}")
+            for name, arr in zip(names, arrays):
+                w.write_tensor(arr, name, mode=ModeKeys.TRAIN, mode_step=step)
+            w.close()
     write_s, write_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     os.makedirs(os.path.join(workdir, "collections", "000000000"), exist_ok=True)
-    with open(os.path.join(workdir, "collections", "000000000", "worker_0_collections.json"), "w") as fh:
-        json.dump({"collections": {}, "_meta": {"num_workers": 1}}, fh)
+    for worker in range(workers):
+        with open(os.path.join(workdir, "collections", "000000000", f"worker_{worker}_collections.json"), "w") as fh:
+            json.dump({"collections": {}, "_meta": {"num_workers": workers}}, fh)
     open(os.path.join(workdir, "training_job_end.ts"), "w").close()
+    return {"write_s": write_s, "write_cpu_s": write_cpu_s}
+
+
+def read(workdir):
     c0, t0 = time.process_time(), time.perf_counter()
     trial = create_trial(workdir)
     t1 = time.perf_counter()
     objs = [trial.tensor(n) for n in trial.tensor_names()]
+    workers = sorted(trial.workers())
     for step in trial.steps():
         for t in objs:
-            t.value(step)
+            if len(workers) == 1:
+                t.value(step)
+            else:
+                for worker in workers:
+                    t.value(step, worker=worker)
     t2, read_cpu_s = time.perf_counter(), time.process_time() - c0
-    print(
-        json.dumps(
-            {
-                "write_s": write_s,
-                "create_trial_s": t1 - t0,
-                "read_s": t2 - t1,
-                "write_cpu_s": write_cpu_s,
-                "read_cpu_s": read_cpu_s,
-            }
-        )
-    )
+    return {"create_trial_s": t1 - t0, "read_s": t2 - t1, "read_cpu_s": read_cpu_s}
+
+
+def main(argv):
+    if argv[0] == "read":
+        print(json.dumps(read(argv[1])))
+        return
+    out = write(argv[0], *(int(a) for a in argv[1:]))
+    out.update(read(argv[0]))
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    main(sys.argv[1:])

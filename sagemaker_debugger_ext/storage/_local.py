@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,9 +49,7 @@ class LocalStorage:
         parent = os.path.dirname(path)
         try:
             if parent not in self._checked_dirs:
-                if os.path.isdir(parent) and not self._inside(parent):
-                    raise self._escape(key, parent)
-                self._checked_dirs.add(parent)
+                self._check_dir(key, parent)
             try:
                 return os.open(path, os.O_RDONLY | _NOFOLLOW), path
             except OSError as exc:
@@ -65,6 +64,26 @@ class LocalStorage:
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
+
+    def _check_dir(self, key: str, folder: str) -> None:
+        """Refuse ``folder`` if it resolves outside the root; remember it once it passed.
+
+        Paid once per folder, with one ``lstat``: a folder that is not a link, inside a folder
+        that passed (or the root), is inside the root. Links take the full ``realpath`` test.
+        A folder that does not exist is not remembered (the open fails and says so).
+        """
+        if len(folder) <= len(self.uri):  # the root itself (keys never reach above it)
+            return
+        up = os.path.dirname(folder)
+        if up != self.uri and up not in self._checked_dirs:
+            self._check_dir(key, up)
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(mode) and not self._inside(folder):
+            raise self._escape(key, folder)
+        self._checked_dirs.add(folder)
 
     def _escape(self, key: str, path: str) -> PathEscapeError:
         msg = (f"{path} is a symbolic link to {os.path.realpath(path)}, outside the trial folder {self.uri}; "
@@ -103,8 +122,12 @@ class LocalStorage:
         """Return the bytes of file ``key``."""
         fd, path = self._open(key)
         try:
-            with open(fd, "rb", closefd=False) as fh:
-                return fh.read()
+            size = os.fstat(fd).st_size
+            data = os.read(fd, size) if size else b""
+            if len(data) < size:
+                return data + _read_rest(fd)  # shrank, or a short read: read what is there
+            more = _read_rest(fd)  # grew since fstat (or a file that reports no size)
+            return data + more if more else data
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
@@ -155,6 +178,14 @@ class LocalStorage:
         """Copy files of ``local_dir`` that are new or changed since the last call; returns how many."""
 
         return sync_dir(self, Path(local_dir), prefix)
+
+
+def _read_rest(fd: int) -> bytes:
+    """Read ``fd`` from its position to the end."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 # --- S3 ------------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ class RecordFetcher:
         self._headers: dict[bytes, int] = {}  # validated record headers -> payload length
         self._last_key: str | None = None
         self._last_data: bytes | None = None
+        self._prev_key: str | None = None  # the file read before the last one (and its bytes)
+        self._prev_data: bytes | None = None
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
         self._sizes: dict[str, int] = {}  # real size of each event file, where asked
 
@@ -62,9 +64,14 @@ class RecordFetcher:
     def _file_bytes(self, key: str) -> bytes | None:
         if key == self._last_key:  # consecutive reads from one file: skip the LRU bookkeeping
             return self._last_data
+        if key == self._prev_key:  # two files in turn (two workers' files of a step): swap, no LRU work
+            self._prev_key, self._prev_data, self._last_key, self._last_data = (
+                self._last_key, self._last_data, self._prev_key, self._prev_data)  # fmt: skip
+            return self._last_data
         data = self._cache.get(key)
         if data is not None:
             self._cache.move_to_end(key)
+            self._prev_key, self._prev_data = self._last_key, self._last_data
             self._last_key, self._last_data = key, data
             return data
         if key in self._evicted or self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
@@ -72,6 +79,7 @@ class RecordFetcher:
             # files than the cache holds, so read single records from now on
             return None
         data = self._storage.read(key)
+        self._prev_key, self._prev_data = self._last_key, self._last_data
         self._last_key, self._last_data = key, data
         self._cache[key] = data
         self._cached += len(data)

@@ -254,6 +254,8 @@ def _replaced(entries: tuple[StepData, ...], worker: str, field: int, value: obj
             return (*entries[:i], changed, *entries[i + 1 :])  # type: ignore[arg-type]
     new: list[object] = [worker, None, None, None]
     new[field] = value
+    if not entries or entries[-1][0] < worker:  # workers' index files usually come in worker order
+        return (*entries, tuple(new))  # type: ignore[arg-type]
     return tuple(sorted((*entries, tuple(new)), key=itemgetter(0)))  # type: ignore[arg-type]
 
 

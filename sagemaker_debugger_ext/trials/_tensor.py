@@ -138,7 +138,7 @@ class Tensor:
             InvalidWorker: ``worker`` did not save this tensor at this step.
         """
         data: StepData | None = None
-        if mode is _GLOBAL and worker is None:  # the common call: _step_data's lookup, inlined
+        if mode is _GLOBAL:  # the common call: _step_data's lookup, inlined
             steps = self._steps
             glob = steps.get(4)
             found: tuple[StepData, ...] | None = None
@@ -149,7 +149,13 @@ class Tensor:
                 by_step = steps.get(mm[0]) if mm is not None else None
                 found = by_step.get(mm[1]) if by_step is not None and mm is not None else None
             if found:
-                data = found[0]
+                if worker is None:
+                    data = found[0]
+                else:
+                    for entry in found:
+                        if entry[0] == worker:
+                            data = entry
+                            break
         if data is None:
             data = self._step_data(step_num, mode, worker)
         if data[_LOC] is None:

@@ -223,6 +223,64 @@ def test_symlink_out_of_the_trial_folder_is_refused(trial_dir: Path, tmp_path_fa
         create_trial(trial_dir, **FAST).tensor("a").value(1)
 
 
+def test_folder_links_are_judged_once_per_folder_wherever_they_sit(trial_dir: Path, tmp_path_factory) -> None:
+    """Containment is checked once per folder (one lstat; realpath only for links), at every
+    level: a linked ``events`` folder, a linked step folder below a linked-inside parent, and a
+    step folder that turned into a link after other folders of the same trial passed."""
+    from sagemaker_debugger_ext.storage import LocalStorage
+
+    outside = tmp_path_factory.mktemp("outside")
+    step1 = "events/000000000001"
+    # the whole events folder linked inside the trial: followed, and so are the real folders below it
+    (trial_dir / "events").rename(trial_dir / "real_events")
+    os.symlink(trial_dir / "real_events", trial_dir / "events")
+    trial = create_trial(trial_dir, **FAST)
+    np.testing.assert_array_equal(trial.tensor("a").value(1), np.arange(4) + 100)
+    # below that linked-inside parent, a step folder linked outside is refused
+    (trial_dir / "real_events/000000000001").rename(outside / "step1")
+    os.symlink(outside / "step1", trial_dir / "real_events/000000000001")
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        create_trial(trial_dir, **FAST).tensor("a").value(1)
+    # one store, step 0's folder passed first; step 1's folder (a link out) is still refused
+    store = LocalStorage(trial_dir)
+    assert store.read("events/000000000000/000000000000_worker_0.tfevents")
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        store.read(f"{step1}/000000000001_worker_0.tfevents")
+    # the events folder itself linked outside: refused before any step folder is looked at
+    (trial_dir / "events").unlink()
+    os.symlink(outside, trial_dir / "events")
+    (outside / "000000000000").mkdir()
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        LocalStorage(trial_dir).read("events/000000000000/000000000000_worker_0.tfevents")
+
+
+def test_a_missing_folder_is_not_remembered_as_checked(trial_dir: Path, tmp_path_factory) -> None:
+    """A folder absent at the first read and created later as a link out is still refused."""
+    from sagemaker_debugger_ext._exceptions import StorageNotFoundError
+    from sagemaker_debugger_ext.storage import LocalStorage
+
+    outside = tmp_path_factory.mktemp("outside")
+    store = LocalStorage(trial_dir)
+    with pytest.raises(StorageNotFoundError):
+        store.read("events/000000000002/000000000002_worker_0.tfevents")
+    (outside / "000000000002_worker_0.tfevents").write_bytes(b"x")
+    os.symlink(outside, trial_dir / "events/000000000002")
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        store.read("events/000000000002/000000000002_worker_0.tfevents")
+
+
+def test_files_are_read_whole_whatever_their_size(trial_dir: Path) -> None:
+    """LocalStorage.read returns every byte (empty files, files bigger than one read call)."""
+    from sagemaker_debugger_ext.storage import LocalStorage
+
+    store = LocalStorage(trial_dir)
+    (trial_dir / "empty").write_bytes(b"")
+    big = np.random.default_rng(0).bytes(3 << 20)
+    (trial_dir / "big").write_bytes(big)
+    assert store.read("empty") == b""
+    assert store.read("big") == big
+
+
 @pytest.mark.parametrize("length, start", [(2**40, 0), (64, 2**40), (2**30, 0)])
 def test_s3_ranged_reads_check_the_real_size(trial_dir: Path, length: int, start: int) -> None:
     """Item 1 on S3: a length past the object's end is refused (HEAD first for big ones) and
