@@ -29,7 +29,30 @@ def test_constructor_signatures_and_attributes() -> None:
     assert "collections" in str(exc.MissingCollectionFiles())
 
 
-@pytest.mark.parametrize("name", sorted(set(exc.__all__) - set(_exceptions.__all__)))
+# smdebug 1.0.34's exception classes (smdebug/exceptions.py), beside the package's own tree.
+SMDEBUG_NAMES = (
+    "IndexReaderException", "InsufficientInformationForRuleInvocation", "InvalidWorker", "MissingCollectionFiles",
+    "NoMoreData", "NoMoreProfilerData", "RuleEvaluationConditionMet", "SMDebugError", "SMDebugNotImplementedError",
+    "SMDebugRuntimeError", "SMDebugTypeError", "SMDebugValueError", "ShapeUnavailableForStep", "StepNotYetAvailable",
+    "StepUnavailable", "TensorUnavailable", "TensorUnavailableForStep",
+)  # fmt: skip
+
+
+def test_one_module_defines_the_whole_tree() -> None:
+    """Every exception class is defined in ``exceptions`` and drawn in its tree; ``_exceptions`` only re-exports."""
+    assert set(_exceptions.__all__) == {*exc.__all__, "field_error_message"}
+    for name in exc.__all__:
+        cls = getattr(exc, name)
+        assert cls.__module__ == exc.__name__, name
+        assert getattr(_exceptions, name) is cls, name
+        assert name in (exc.__doc__ or "") or name == "RuleCoverageWarning", f"{name} is not drawn in the tree"
+    defined_in_alias = [
+        v for v in vars(_exceptions).values() if isinstance(v, type) and v.__module__ == _exceptions.__name__
+    ]
+    assert defined_in_alias == []
+
+
+@pytest.mark.parametrize("name", SMDEBUG_NAMES)
 def test_all_derive_from_trial_error(name: str) -> None:
     """Every compat class is part of the package's exception tree; smdebug's general
     ``SMDebug*Error`` classes are not trial errors and also derive from the builtin they name."""
