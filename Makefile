@@ -14,7 +14,7 @@ $(STAMP): setup.py setup.cfg pyproject.toml
 	$(PIP) install --quiet --upgrade pip
 	# torch 2.13.0 is a CPU wheel on local disk; install it first so the extras' torch range is already met.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[torch,xgboost,integrations,test]'
+	$(PIP) install --quiet -e '.[sdk2,torch,xgboost,integrations,test]'
 	# TensorFlow (CPU) + Keras 3 (and JAX, Keras' other backend) for the Keras hook; a failed install leaves
 	# those tests skipped with a reason.
 	$(PIP) install --quiet -e '.[tensorflow]' || echo "tensorflow-cpu/keras could not be installed; TensorFlow tests will be skipped"

@@ -41,6 +41,7 @@ private alias of this module::
     │   ├── RuleParameterError (ValueError)      unknown/invalid rule parameter
     │   └── RuleNotFoundError (LookupError)      unknown built-in or custom rule name
     ├── ProfilerError
+    ├── SdkVersionError (ImportError)            the part needs the other SageMaker SDK major
     └── SMDebugError                             smdebug's general errors, each also the builtin it names
         └── SMDebugRuntimeError, SMDebugTypeError, SMDebugValueError, SMDebugNotImplementedError
 
@@ -61,7 +62,7 @@ __all__ = [
     "NoMoreData", "NoMoreProfilerData", "PathEscapeError", "ProfilerError", "ReductionNotApplicableError",
     "RequestValidationError", "RuleCoverageWarning", "RuleError", "RuleEvaluationConditionMet", "RuleNotFoundError",
     "RuleParameterError", "SMDebugError", "SMDebugNotImplementedError", "SMDebugRuntimeError", "SMDebugTypeError",
-    "SMDebugValueError", "ShapeUnavailableForStep", "StepNotYetAvailable", "StepUnavailable", "StorageError",
+    "SMDebugValueError", "SdkVersionError", "ShapeUnavailableForStep", "StepNotYetAvailable", "StepUnavailable", "StorageError",
     "StorageNotFoundError", "StorageUnreachableError", "TensorUnavailable", "TensorUnavailableForStep",
     "TrialError", "TruncatedRecordError", "UnsupportedDTypeError", "UnsupportedRegionError",
 ]  # fmt: skip
@@ -250,6 +251,20 @@ class RuleNotFoundError(RuleError, LookupError):
 # --- profiler ---------------------------------------------------------------------------
 class ProfilerError(DebuggerExtError):
     """The profiler (monitor, readers, rules or report) failed."""
+
+
+# --- SDK majors -------------------------------------------------------------------------
+class SdkVersionError(DebuggerExtError, ImportError):
+    """A part of the package was imported with the other SageMaker Python SDK major installed
+    (``Estimator``/``LocalSession`` need v2, ``sagemaker_debugger_ext.train`` needs v3).
+
+    ``installed`` is the installed ``sagemaker`` version (``None``: none), ``required`` the major needed.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None, installed: str | None, required: int) -> None:
+        super().__init__(message, name=name)
+        self.installed = installed
+        self.required = required
 
 
 class RuleCoverageWarning(UserWarning):

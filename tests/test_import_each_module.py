@@ -26,7 +26,8 @@ for name in json.loads(sys.argv[1]):
         if exc.name and exc.name.split(".")[0] == "sagemaker_debugger_ext":
             failures[name] = f"{type(exc).__name__}: {exc}"
     except ImportError as exc:
-        failures[name] = f"{type(exc).__name__}: {exc}"
+        if type(exc).__name__ != "SdkVersionError":  # a part built on the SDK major not installed here
+            failures[name] = f"{type(exc).__name__}: {exc}"
 print(json.dumps(failures))
 """
 

@@ -70,6 +70,7 @@ EXPECTED_EXCEPTIONS = {
     "RuleEvaluationConditionMet",
     "RuleNotFoundError",
     "RuleParameterError",
+    "SdkVersionError",
     "SMDebugError",
     "SMDebugNotImplementedError",
     "SMDebugRuntimeError",

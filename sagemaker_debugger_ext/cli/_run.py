@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigValueError, field_error_message
+from .._sdk_major import require_sdk
 from ..config import DebuggerHookConfig
 from ..config._addresses import check_output_address
 from ..local._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
@@ -68,6 +69,7 @@ def _hyperparameters(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Start (and by default follow) the job; exit 0 when it Completed or was Stopped by a rule."""
+    require_sdk(2, "sagemaker-debugger-ext run")  # built on the v2 Estimator: a clear error under SDK v3
     # The SageMaker SDK (seconds to import): only when a job is started, not for every command.
     from sagemaker.exceptions import UnexpectedStatusException
 

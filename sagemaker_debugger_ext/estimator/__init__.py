@@ -14,12 +14,19 @@ import copy
 from typing import Any
 
 import attrs
-import sagemaker.estimator as _sdk_estimator
-from sagemaker.estimator import _TrainingJob
-from sagemaker.fw_utils import UploadedCode
-from sagemaker.s3_utils import parse_s3_url
-from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
-from sagemaker.workflow.pipeline_context import runnable_by_pipeline
+
+from .._sdk_major import require_sdk
+
+try:
+    import sagemaker.estimator as _sdk_estimator
+    from sagemaker.estimator import _TrainingJob
+    from sagemaker.fw_utils import UploadedCode
+    from sagemaker.s3_utils import parse_s3_url
+    from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
+    from sagemaker.workflow.pipeline_context import runnable_by_pipeline
+except ImportError:
+    require_sdk(2, "sagemaker_debugger_ext.Estimator")  # SDK v3 (or none) installed: say so
+    raise
 
 from .. import request as _request
 from .._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
