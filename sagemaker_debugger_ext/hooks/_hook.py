@@ -20,6 +20,7 @@ import numpy as np
 from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
 from ..format import BackgroundWriter, write_collections_file, write_training_end
+from ..format._in_process import register_writer, unregister_writer
 from ..modes import ModeKeys
 from ._arena import ArenaPool
 from ._arrays import to_numpy
@@ -268,6 +269,8 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
                 self._background.wait_idle()
             if self._claim is None:
                 self._claim = claim_worker(self.out_dir, self.worker)
+                if self._background is not None:  # a reader in this process flushes it (format._in_process)
+                    register_writer(self.out_dir, self._background)
             self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
                                       mode_step=self._step_mode_step, tensorboard=self._tb,
                                       background=self._background, arenas=self._arenas,
@@ -363,6 +366,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
             self._end_step()
             if self._background is not None:
                 self._background.close()
+                unregister_writer(self.out_dir, self._background)
             if self._writes:
                 self.export_collections()
                 if not self.context.sagemaker_job and self.context.rank == 0:

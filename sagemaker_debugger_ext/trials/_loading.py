@@ -12,6 +12,7 @@ from operator import itemgetter
 
 from .._exceptions import StorageNotFoundError
 from ..exceptions import IndexReaderException, MissingCollectionFiles
+from ..format._in_process import flush_writers_under
 from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index_key
 from ..modes import ModeKeys
 from ..storage import LocalStorage, Storage, read_many
@@ -101,6 +102,8 @@ class TrialLoader:
             StorageNotFoundError: a local folder or a bucket that does not exist.
             MissingCollectionFiles: the job ended, or the wait ran out, without them.
         """
+        if isinstance(self._storage, LocalStorage):  # a hook of this process writing here: its finished steps
+            flush_writers_under(self._storage.root)
         if isinstance(self._storage, LocalStorage) and not self._storage.exists(""):
             msg = f"trial path {self.path} does not exist"
             raise StorageNotFoundError(msg, uri=self.path)
@@ -137,6 +140,8 @@ class TrialLoader:
         """Read index files written since the last refresh (no-op once all steps are loaded)."""
         if self.loaded_all_steps:
             return
+        if isinstance(self._storage, LocalStorage):  # a hook of this process writing here: its finished steps
+            flush_writers_under(self._storage.root)
         ended = self.training_has_ended()
         if ended or len(self._collection_keys) < self.num_workers:
             self._refresh_collections()

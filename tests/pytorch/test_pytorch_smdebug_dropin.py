@@ -78,6 +78,33 @@ RESULTS["collection_check_timing"] = {
     "included_but_absent": outcome(unmatched(["weights", "metrics_like"], "weights")),
 }
 """,
+    # smdebug's tests/pytorch/test_modes.py pattern: train, then read in the same process, no close();
+    # this package's writer thread is held back from the last saved step on (smdebug has none)
+    "read_in_process": """
+import threading
+
+
+def read_in_process():
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    hook = smd.Hook(out_dir=OUT + "/in_process", save_config=smd.SaveConfig(save_interval=20),
+                    include_collections=["weights", "gradients"])
+    hook.register_module(model)
+    gate = threading.Event()
+    for i in range(100):
+        model(torch.randn(2, 4)).sum().backward()
+        if i == 80 and getattr(hook, "_background", None) is not None:
+            hook._background.submit_call(lambda: gate.wait(60), counted=False)
+    opener = threading.Timer(1.5, gate.set)
+    opener.start()
+    steps = create_trial(OUT + "/in_process").steps()
+    opener.cancel()
+    gate.set()
+    hook.close()
+    return steps
+
+
+RESULTS["read_in_process"] = read_in_process()
+""",
 }
 
 
@@ -118,3 +145,8 @@ def test_collection_check_when_saving_starts(results: dict[str, dict[str, Any]])
     assert ours == theirs
     assert theirs["api_md"] == "ok"
     assert theirs["saved_unmatched"] == "InvalidCollectionConfiguration"
+
+
+def test_reader_in_process_sees_every_finished_step(results: dict[str, dict[str, Any]]) -> None:
+    """A trial opened in the training process, without close(), has the last finished step."""
+    assert results["ours"]["read_in_process"] == results["smdebug"]["read_in_process"] == [0, 20, 40, 60, 80]
