@@ -25,7 +25,7 @@ private alias of this module::
     │   ├── StorageUnreachableError              endpoint unreachable after retries
     │   └── DiskFullError (OSError)              no space left on the local disk (ENOSPC/EDQUOT)
     ├── HookError                                training-side hook misuse
-    │   └── HookConfigError (ValueError)         bad hook/collection parameter
+    │   └── HookConfigError (ConfigValueError)   bad hook/collection parameter
     │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
     ├── TrialError                               reader errors
     │   ├── TensorUnavailable, TensorUnavailableForStep, ShapeUnavailableForStep    (smdebug)
@@ -178,7 +178,7 @@ class HookError(DebuggerExtError):
     """The training-side hook was configured or used wrongly."""
 
 
-class HookConfigError(_FieldError, HookError, ValueError):
+class HookConfigError(HookError, ConfigValueError):
     """A hook or collection parameter (JSON or Python) has a value outside what is allowed."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ..format import event_key, index_key
+from ..format._layout import EVENTS_PREFIX, INDEX_PREFIX, INDEX_STEPS_PER_FOLDER, event_key, index_folder, index_key
 
 __all__ = ["IndexFileLocationUtils", "TensorFileLocation"]
 
@@ -23,23 +23,23 @@ class TensorFileLocation:
     @staticmethod
     def get_dir(trial_dir: str) -> str:
         """``<trial_dir>/events``."""
-        return os.path.join(trial_dir, "events")
+        return os.path.join(trial_dir, EVENTS_PREFIX.rstrip("/"))
 
 
 class IndexFileLocationUtils:
     """Index file paths: ``<trial>/index/<step // 1000:09d>/<step:012d>_<worker>.json``."""
 
-    MAX_INDEX_FILE_NUM_IN_INDEX_PREFIX = 1000
+    MAX_INDEX_FILE_NUM_IN_INDEX_PREFIX = INDEX_STEPS_PER_FOLDER
 
     @staticmethod
     def get_index_prefix_for_step(step_num: int) -> str:
         """The folder number of ``step_num``'s index file, zero-padded to 9 digits."""
-        return format(step_num // IndexFileLocationUtils.MAX_INDEX_FILE_NUM_IN_INDEX_PREFIX, "09")
+        return index_folder(int(step_num))
 
     @staticmethod
     def next_index_prefix_for_step(step_num: int) -> str:
         """The folder after :meth:`get_index_prefix_for_step`."""
-        return format(step_num // IndexFileLocationUtils.MAX_INDEX_FILE_NUM_IN_INDEX_PREFIX + 1, "09")
+        return index_folder(int(step_num) + INDEX_STEPS_PER_FOLDER)
 
     @staticmethod
     def get_index_key_for_step(trial_prefix: str, step_num: int, worker_name: str) -> str:
@@ -54,4 +54,4 @@ class IndexFileLocationUtils:
     @staticmethod
     def get_index_path(path: str) -> str:
         """``<path>/index``."""
-        return os.path.join(path, "index")
+        return os.path.join(path, INDEX_PREFIX.rstrip("/"))

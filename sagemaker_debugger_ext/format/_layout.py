@@ -13,10 +13,12 @@ __all__ = [
     "END_OF_JOB_FILE",
     "EVENTS_PREFIX",
     "INDEX_PREFIX",
+    "INDEX_STEPS_PER_FOLDER",
     "check_name",
     "check_step",
     "collections_key",
     "event_key",
+    "index_folder",
     "index_key",
     "parse_collections_key",
     "parse_index_key",
@@ -27,6 +29,7 @@ EVENTS_PREFIX = "events/"
 INDEX_PREFIX = "index/"
 COLLECTIONS_PREFIX = "collections/"
 END_OF_JOB_FILE = "training_job_end.ts"
+INDEX_STEPS_PER_FOLDER = 1000  # index files of steps [1000 k, 1000 k + 999] share folder k
 
 _INDEX_RE = re.compile(r"(?:^|/)index/(\d{9})/(\d{12})_([^/]+)\.json$")
 _COLLECTIONS_RE = re.compile(r"(?:^|/)collections/\d{9}/([^/]+)_collections\.json$")
@@ -90,9 +93,14 @@ def event_key(step: int, worker: str) -> str:
     return f"events/{step:012d}/{step:012d}_{worker}.tfevents"
 
 
+def index_folder(step: int) -> str:
+    """Return the zero-padded folder number (9 digits) of ``step``'s index files."""
+    return f"{step // INDEX_STEPS_PER_FOLDER:09d}"
+
+
 def index_key(step: int, worker: str) -> str:
     """Return the trial-relative key of the index file of (``step``, ``worker``)."""
-    return f"index/{step // 1000:09d}/{step:012d}_{worker}.json"
+    return f"index/{index_folder(step)}/{step:012d}_{worker}.json"
 
 
 def collections_key(worker: str) -> str:
@@ -110,7 +118,7 @@ def parse_index_key(key: str) -> tuple[int, str] | None:
     if m is None:
         return None
     step, worker = int(m.group(2)), m.group(3)
-    if int(m.group(1)) != step // 1000 or not valid_name(worker):
+    if m.group(1) != index_folder(step) or not valid_name(worker):
         return None
     return step, worker
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .._exceptions import HookConfigError, InvalidCollectionConfiguration, field_error_message
+from ..format._include_regex import compile_include_regex, include_items, name_matches
 from ..modes import ModeKeys
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
@@ -197,25 +198,11 @@ class Collection:
 
     def include(self, regex: str | Iterable[str]) -> None:
         """Add one regex or a list of regexes (duplicates are ignored)."""
-        items = [regex] if isinstance(regex, str) else list(regex)
-        for item in items:
-            if not isinstance(item, str):
-                raise HookConfigError(
-                    field_error_message("include_regex", "a string or a list of strings", regex),
-                    field="include_regex",
-                    value=regex,
-                )
-            if item in self.include_regex:
-                continue
-            try:
-                self._patterns.append(re.compile(item))
-            except re.error as exc:
-                raise HookConfigError(
-                    field_error_message(f"{self.name}.include_regex", f"a valid regex ({exc})", item),
-                    field="include_regex",
-                    value=item,
-                ) from None
-            self.include_regex.append(item)
+        for item in include_items(regex):
+            pattern = compile_include_regex(self.name, item, regex)
+            if pattern.pattern not in self.include_regex:
+                self._patterns.append(pattern)
+                self.include_regex.append(pattern.pattern)
 
     def add_tensor_name(self, name: str) -> None:
         """Make ``name`` an explicit member."""
@@ -244,7 +231,7 @@ class Collection:
 
     def matches(self, tensor_name: str) -> bool:
         """Whether ``tensor_name`` is a member (explicitly or by regex)."""
-        return tensor_name in self._tensor_names or any(p.search(tensor_name) for p in self._patterns)
+        return name_matches(tensor_name, self._tensor_names, self._patterns)
 
     def complete(self, default_save: SaveConfig, default_reductions: ReductionConfig) -> None:
         """Fill what the user left unset from the hook's defaults (scalar collections: raw only)."""

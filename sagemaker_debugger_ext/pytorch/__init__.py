@@ -12,9 +12,9 @@ import os
 from typing import Any
 
 from .. import modes
-from .._container_env import USE_SMDEBUG_ENV
 from ..hooks._collections import Collection, CollectionKeys
-from ..hooks._reduction_config import ReductionConfig, parse_bool
+from ..hooks._current import smdebug_enabled
+from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
 from ..hooks.pytorch._hook import Hook
 from ..hooks.pytorch._singleton import current_hook, del_hook, set_hook
@@ -48,7 +48,7 @@ def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = F
     hook = current_hook()
     if hook is not None or not create_if_not_exists:
         return hook
-    if not parse_bool(USE_SMDEBUG_ENV, os.environ.get(USE_SMDEBUG_ENV, "true")):
+    if not smdebug_enabled():
         return None
     try:
         return Hook.create_from_json_file(json_config_path)

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._rule_result import RuleResult
-from ..analysis.utils import no_refresh
 from ..exceptions import RuleEvaluationConditionMet
+from ..trials._refresh import no_refresh
 from ._actions import Actions
 from ._req_tensors import RequiredTensors
 

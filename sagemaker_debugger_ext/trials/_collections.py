@@ -8,8 +8,9 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import ConfigValueError, field_error_message
+from .._exceptions import HookConfigError
 from ..exceptions import IndexReaderException
+from ..format._include_regex import compile_include_regex, include_items, name_matches
 
 __all__ = ["Collection", "parse_collections_file"]
 
@@ -31,33 +32,18 @@ class Collection:
 
     def matches(self, tensor_name: str) -> bool:
         """Whether ``tensor_name`` is listed or matches an include regex (``re.search``)."""
-        if tensor_name in self.tensor_names:
-            return True
-        for pattern in self.include_regex:
-            try:
-                if re.search(pattern, tensor_name):
-                    return True
-            except re.error:
-                continue
-        return False
+        return name_matches(tensor_name, self.tensor_names, (re.compile(p) for p in self.include_regex))
 
     def include(self, regex: str | list[str]) -> None:
         """Add one regex or a list of them (duplicates are ignored).
 
         Raises:
-            ConfigValueError: not a string, or not a valid regex.
+            HookConfigError: not a string, or not a valid regex (as the hook's Collection).
         """
-        for item in [regex] if isinstance(regex, str) else list(regex):
-            if not isinstance(item, str):
-                msg = field_error_message("include_regex", "a string or a list of strings", regex)
-                raise ConfigValueError(msg, field="include_regex", value=regex)
-            try:
-                re.compile(item)
-            except re.error as exc:
-                msg = field_error_message(f"{self.name}.include_regex", f"a valid regex ({exc})", item)
-                raise ConfigValueError(msg, field="include_regex", value=item) from None
-            if item not in self.include_regex:
-                self.include_regex = (*self.include_regex, item)
+        for item in include_items(regex):
+            pattern = compile_include_regex(self.name, item, regex).pattern
+            if pattern not in self.include_regex:
+                self.include_regex = (*self.include_regex, pattern)
 
     def add_tensor_name(self, name: str) -> None:
         """Make ``name`` an explicit member."""
@@ -138,9 +124,15 @@ def parse_collections_file(data: bytes, key: str) -> tuple[dict[str, Collection]
         histogram = body.get("save_histogram", True)
         if not isinstance(histogram, bool):
             raise _fail(key, f"collection {name!r}: 'save_histogram' must be a bool (got {histogram!r:.200})")
+        regexes = _strings(key, name, "include_regex", body.get("include_regex"))
+        try:
+            for regex in regexes:
+                compile_include_regex(cname, regex)
+        except HookConfigError as exc:
+            raise _fail(key, str(exc)) from None
         out[name] = Collection(
             name=cname,
-            include_regex=_strings(key, name, "include_regex", body.get("include_regex")),
+            include_regex=regexes,
             tensor_names=frozenset(_strings(key, name, "tensor_names", body.get("tensor_names"))),
             reduction_config=_optional_dict(key, name, "reduction_config", body.get("reduction_config")),
             save_config=_optional_dict(key, name, "save_config", body.get("save_config")),

@@ -13,9 +13,9 @@ import os
 from typing import Any
 
 from .. import modes
-from ..core import singleton_utils as _singleton
-from ..core.singleton_utils import del_hook, set_hook
+from ..hooks import _current
 from ..hooks._collections import Collection, CollectionKeys
+from ..hooks._current import del_hook, set_hook
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
 from ..hooks.xgboost._hook import Hook
@@ -44,7 +44,7 @@ def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) 
 def get_hook(json_config_path: str | None = None) -> Hook | None:
     """The current XGBoost hook; created from the JSON config when there is none (None if
     there is no config file), as smdebug's ``smdebug.xgboost.get_hook``."""
-    return _singleton.get_hook(json_config_path=json_config_path, hook_class=Hook, create_if_not_exists=True)
+    return _current.get_hook(json_config_path=json_config_path, hook_class=Hook, create_if_not_exists=True)
 
 
 def __getattr__(name: str) -> Any:

@@ -41,9 +41,11 @@ def test_forget_only_the_current_hook() -> None:
 
 
 def test_framework_modules_share_the_implementation() -> None:
-    """core.singleton_utils, PyTorch and TensorFlow hold their hook in a HookSlot."""
+    """The generic (core.singleton_utils), PyTorch and TensorFlow hooks are held in a HookSlot."""
+    from sagemaker_debugger_ext.hooks import _current
     from sagemaker_debugger_ext.hooks.pytorch import _singleton as pt_singleton
 
-    assert isinstance(singleton_utils._SLOT, HookSlot)
+    assert singleton_utils.get_hook is _current.get_hook
+    assert isinstance(_current._SLOT, HookSlot)
     assert isinstance(tf_singleton._SLOT, HookSlot)
     assert isinstance(pt_singleton._SLOT, HookSlot)

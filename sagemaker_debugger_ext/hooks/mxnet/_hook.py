@@ -21,8 +21,8 @@ import mxnet as mx
 import numpy as np
 
 from ..._exceptions import HookError, field_error_message
-from ...core import singleton_utils
 from ...modes import ModeKeys
+from .. import _current
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, CollectionKeys
 from .._hook import BaseHook
 from .._reduction_config import ReductionConfig
@@ -84,7 +84,7 @@ class Hook(BaseHook):
         self.last_block: mx.gluon.Block | None = None
         self.registered_blocks: set[mx.gluon.Block] = set()
         self._io_index: dict[str, int] = {}
-        singleton_utils.set_hook(self)
+        _current.set_hook(self)
 
     # --- registration --------------------------------------------------------------------
     def register_block(self, block: mx.gluon.Block) -> None:

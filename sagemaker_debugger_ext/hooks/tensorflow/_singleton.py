@@ -5,12 +5,9 @@ No TensorFlow import here: ``get_hook()`` without a hook costs nothing.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from ..._container_env import USE_SMDEBUG_ENV
-from .._current import HookSlot
-from .._reduction_config import parse_bool
+from .._current import HookSlot, smdebug_enabled
 
 __all__ = ["del_hook", "forget", "get_hook", "set_hook"]
 
@@ -44,7 +41,7 @@ def get_hook(hook_type: str | None = None, json_config_path: str | None = None,
         from ._legacy import EstimatorHook, SessionHook
 
         (SessionHook if hook_type == "session" else EstimatorHook)()
-    if not parse_bool(USE_SMDEBUG_ENV, os.environ.get(USE_SMDEBUG_ENV, "true")):
+    if not smdebug_enabled():
         return None
     from ._keras_hook import KerasHook
 

@@ -18,9 +18,9 @@ import xgboost as xgb
 from xgboost.callback import TrainingCallback
 
 from ..._exceptions import HookConfigError, field_error_message
-from ...core.singleton_utils import set_hook
 from ...modes import ModeKeys
 from .._collections import XGBOOST_BUILTIN_REGEXES, CollectionKeys
+from .._current import set_hook
 from .._hook import BaseHook
 from .._save_config import SaveConfig, SaveConfigMode
 from ._shap import ShapValues
