@@ -47,6 +47,15 @@ def smdebug_python() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
+def sdk3_python() -> Iterator[Path]:
+    """Python of the venv holding SageMaker SDK v3 (``make sdk3-venv``): SDK v2 and v3 cannot share .venv."""
+    py = REPO_ROOT / ".venv-sdk3" / "bin" / "python"
+    if not (REPO_ROOT / ".venv-sdk3" / ".installed").exists():
+        pytest.skip("venv .venv-sdk3 (SageMaker SDK v3) is not built; run `make sdk3-venv`")
+    yield py
+
+
+@pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """A real moto HTTP server on 127.0.0.1 (real S3 wire protocol); yields its endpoint URL.
 

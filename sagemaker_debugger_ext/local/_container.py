@@ -50,6 +50,7 @@ from .._container_env import (
     ContainerPaths,
 )
 from ..integrations import _autopatch as trainer_integrations
+from . import _model_trainer_jobs as model_trainer
 from . import _xgb_algorithm as xgboost_algorithm
 from ._job_spec import JobSpec, cpu_count
 from ._job_store import JobPaths
@@ -300,6 +301,15 @@ def build_host(
     if spec.algorithm_version is not None:
         argv = [sys.executable, "-m", xgboost_algorithm.MODULE, "--root", str(paths.root),
                 "--version", spec.algorithm_version]  # fmt: skip
+        return HostSetup(host=host, paths=paths, argv=argv, env=env)
+    if spec.driver is not None:  # an SDK v3 ModelTrainer job: what its sm_train.sh would start
+        env.update(model_trainer.driver_env(spec.driver, code_dir=paths.code_dir, data_dir=paths.input_data_dir,
+                                            output_dir=paths.output_dir, hosts=hosts, rank=rank,
+                                            master_port=master_port))  # fmt: skip
+        env["PATH"] = os.pathsep.join(p for p in (os.path.dirname(sys.executable), env.get("PATH", "")) if p)
+        argv = model_trainer.driver_command(spec.driver, script=script, args=to_cmd_args(spec.user_hyperparameters),
+                                            hosts=hosts, rank=rank, master_port=master_port,
+                                            launcher=trainer_integrations.launcher_args(env))  # fmt: skip
         return HostSetup(host=host, paths=paths, argv=argv, env=env)
     if spec.entry_point.endswith(".sh"):
         argv = ["/bin/sh", str(script)]

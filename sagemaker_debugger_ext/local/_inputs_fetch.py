@@ -38,10 +38,15 @@ def fetch_code(spec: JobSpec, job_root: Path) -> Path:
     if spec.algorithm_version is not None:  # a built-in algorithm: no code
         (job_root / "code").mkdir(parents=True, exist_ok=True)
         return job_root / "code"
+    if spec.driver is not None and not spec.submit_dir:  # a ModelTrainer command without source_dir
+        (job_root / "code").mkdir(parents=True, exist_ok=True)
+        return job_root / "code"
     local = local_path_of(spec.submit_dir)
     if local is not None:
         return local
     dest = job_root / "code"
+    if spec.driver is not None:  # ModelTrainer's "code" channel: the source_dir's files under a prefix
+        return _download_prefix(spec.submit_dir, dest)
     parent, _, name = spec.submit_dir.rpartition("/")
     tar_path = job_root / "sourcedir.tar.gz"
     tar_path.write_bytes(open_storage(parent).read(name))

@@ -25,6 +25,7 @@ from ..request._paths import artifacts_path
 from . import _xgb_algorithm as xgboost_algorithm
 from ._before_training import output_addresses, request_problems, request_warnings
 from ._job_store import validate_rule_name
+from ._model_trainer_jobs import DriverSpec, is_model_trainer_request, read_driver_spec
 from ._rule_coverage import rule_coverage_warnings
 
 __all__ = [
@@ -102,6 +103,7 @@ class JobSpec:
     max_runtime_s: int
     environment: dict[str, str]
     algorithm_version: str | None = None  # the built-in XGBoost algorithm's version, else a script
+    driver: DriverSpec | None = None  # an SDK v3 ModelTrainer request: what its sm_train.sh runs
 
     @property
     def hosts(self) -> list[str]:
@@ -190,8 +192,11 @@ def resolve_job_spec(
     hps = {str(k): str(v) for k, v in (request.get("HyperParameters") or {}).items()}
     program = _hp_str(hps, PROGRAM_HP)
     submit_dir = _hp_str(hps, SUBMIT_DIR_HP)
-    algorithm_version = None if program else xgboost_algorithm.check_request(request)
-    if algorithm_version is not None:
+    driver = read_driver_spec(request) if not program and is_model_trainer_request(request) else None
+    algorithm_version = None if program or driver else xgboost_algorithm.check_request(request)
+    if driver is not None:  # ModelTrainer: the script is in the "code" channel (a folder, not a tarball)
+        program, submit_dir = driver.entry_script or "", driver.code_uri or ""
+    elif algorithm_version is not None:
         program = submit_dir = ""  # the emulated algorithm container runs, no script
     elif not program or not submit_dir:
         msg = field_error_message(
@@ -206,9 +211,9 @@ def resolve_job_spec(
     if urlparse(submit_dir).scheme not in ("s3", "file", ""):
         msg = field_error_message("HyperParameters.sagemaker_submit_directory", "an s3:// or file:// URI", submit_dir)
         raise LocalJobInputError(msg)
-    submit_dir = _absolute_uri(submit_dir, base)
-    code_local = local_path_of(submit_dir, base)
-    if code_local is not None and not (code_local / program).is_file():
+    submit_dir = _absolute_uri(submit_dir, base) if submit_dir else submit_dir
+    code_local = local_path_of(submit_dir, base) if submit_dir else None
+    if code_local is not None and program and not (code_local / program).is_file():
         msg = field_error_message("entry_point", f"an existing file in {code_local}", program)
         raise LocalJobInputError(msg)
     resource = request.get("ResourceConfig") or {}
@@ -237,6 +242,7 @@ def resolve_job_spec(
         max_runtime_s=int(stopping.get("MaxRuntimeInSeconds") or _DEFAULT_MAX_RUNTIME_S),
         environment=env,
         algorithm_version=algorithm_version,
+        driver=driver,
     )
 
 
