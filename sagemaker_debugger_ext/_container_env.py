@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 
 __all__ = [
+    "AUTO_CALLBACK_ENV",
     "CHECKPOINT_CONFIG_FILE_PATH_ENV",
     "CONFIG_FILE_DEBUG_HOOK",
     "CONFIG_FILE_HYPERPARAMETERS",
@@ -19,11 +20,15 @@ __all__ = [
     "CONFIG_FILE_PROFILER",
     "CONFIG_FILE_RESOURCE",
     "CONFIG_FILE_TENSORBOARD",
-    "ContainerPaths",
     "DEFAULT_ROOT",
+    "EVENT_BUS_ENV",
+    "EVENT_HANDLERS_ENV",
     "HOOK_NEVER_CRASH_ENV",
     "HOOK_UNCACHED_WRITES_ENV",
     "HOOK_WRITER_NICE_ENV",
+    "INCOMPLETE_STEP_WAIT_WINDOW_ENV",
+    "LOCAL_HOME_ENV",
+    "PROGRESS_SECONDS_ENV",
     "RANK_ENV",
     "SMDEBUG_CONFIG_FILE_PATH_ENV",
     "SMPROFILER_CONFIG_PATH_ENV",
@@ -52,6 +57,7 @@ __all__ = [
     "TRAINING_JOB_NAME_ENV",
     "USE_SMDEBUG_ENV",
     "WORLD_SIZE_ENV",
+    "ContainerPaths",
 ]
 
 DEFAULT_ROOT = Path("/opt/ml")
@@ -81,6 +87,19 @@ HOOK_WRITER_NICE_ENV = "SAGEMAKER_DEBUGGER_EXT_WRITER_NICE"
 # Whether the hook writes its large event files (1 MiB and more) uncached (our addition;
 # default true: Linux 6.14+'s RWF_DONTCACHE where supported, see format/_files.py).
 HOOK_UNCACHED_WRITES_ENV = "SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES"
+# Local mode's job store (default ~/.sagemaker-debugger-ext).
+LOCAL_HOME_ENV = "SAGEMAKER_DEBUGGER_EXT_HOME"
+# Event handlers for every local job started from this environment: a JSON array (of references
+# or {"Handler": ..., "Pattern": ..., "TimeoutSeconds": ...} objects) or comma-separated references.
+EVENT_HANDLERS_ENV = "SAGEMAKER_DEBUGGER_EXT_EVENT_HANDLERS"
+# Name of an EventBridge bus that receives every local job event (PutEvents).
+EVENT_BUS_ENV = "SAGEMAKER_DEBUGGER_EXT_EVENT_BUS"
+# Seconds between fit()'s progress lines (default 10).
+PROGRESS_SECONDS_ENV = "SAGEMAKER_DEBUGGER_EXT_PROGRESS_SECONDS"
+# 0 / false / no / off in a job's environment: trainers are not given the Debugger callback.
+AUTO_CALLBACK_ENV = "SAGEMAKER_DEBUGGER_EXT_AUTO_CALLBACK"
+# smdebug's reader setting, under smdebug's name: steps after which an incomplete step is complete.
+INCOMPLETE_STEP_WAIT_WINDOW_ENV = "SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW"
 
 # Distributed training (torch.distributed's launcher variables).
 RANK_ENV = "RANK"

@@ -42,7 +42,7 @@ def _load(module: str):  # type: ignore[no-untyped-def]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every available subcommand."""
+    """Build the argument parser with every subcommand (a missing subcommand module is an ImportError)."""
     parser = argparse.ArgumentParser(
         prog="sagemaker-debugger-ext",
         description="SageMaker Debugger, maintained: local jobs with rules, trials, reports.",
@@ -51,12 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module_name in SUBCOMMANDS.items():
-        try:
-            module = _load(module_name)
-        except ModuleNotFoundError as exc:  # subcommand not built yet
-            if exc.name and exc.name.startswith(__name__):
-                continue
-            raise
+        module = _load(module_name)
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the file, build the request without submitting it, print it; return the exit code."""
     path: Path = args.file
     if not path.is_file():
-        raise FileNotFoundError(f"no such estimator file: {str(path)!r}")
+        msg = f"no such estimator file: {str(path)!r}"
+        raise FileNotFoundError(msg)
     namespace = runpy.run_path(str(path), run_name="__sagemaker_debugger_ext_request__")
     if args.var not in namespace:
         msg = f"{str(path)!r} defines no module-level variable {args.var!r} (use --var NAME)"

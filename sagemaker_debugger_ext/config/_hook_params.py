@@ -50,7 +50,8 @@ def _check(field: str, params: Mapping[str, str], known: frozenset[str], wrap: A
         try:
             parse_hook_config(wrap({key: value}))
         except HookConfigError as exc:
-            raise ConfigValueError(f"{field}[{key!r}]: {exc}", field=f"{field}[{key!r}]", value=value) from None
+            msg = f"{field}[{key!r}]: {exc}"
+            raise ConfigValueError(msg, field=f"{field}[{key!r}]", value=value) from None
 
 
 def check_hook_parameters(field: str, params: Mapping[str, str] | None) -> None:

@@ -290,7 +290,8 @@ class Estimator(_sdk_estimator.Estimator):
         self._ensure_latest_training_job()
         self._check_profiler_region()
         if self.latest_training_job.describe().get("ProfilingStatus") == "Disabled":
-            raise ConfigValueError("Profiler is already disabled.")
+            msg = "Profiler is already disabled."
+            raise ConfigValueError(msg)
         _TrainingJob.update(self, profiler_config=ProfilerConfig._to_profiler_disabled_request_dict())
 
     def update_profiler(
@@ -311,9 +312,11 @@ class Estimator(_sdk_estimator.Estimator):
             or framework_profile_params
             or disable_framework_metrics
         ):
-            raise ConfigValueError("Please provide profiler config or profiler rule to be updated.")
+            msg = "Please provide profiler config or profiler rule to be updated."
+            raise ConfigValueError(msg)
         if disable_framework_metrics and framework_profile_params:
-            raise ConfigValueError("framework_profile_params cannot be set when disable_framework_metrics is True")
+            msg = "framework_profile_params cannot be set when disable_framework_metrics is True"
+            raise ConfigValueError(msg)
         rule_configs = None
         if rules:
             converted = []

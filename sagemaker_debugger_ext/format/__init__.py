@@ -1,6 +1,6 @@
 """The smdebug 1.0.34 on-disk format: TFRecord framing, protobuf wire codec, trial layout.
 
-Public API (contract §B): :class:`StepWriter`, :func:`write_collections_file`,
+Public API: :class:`StepWriter`, :func:`write_collections_file`,
 :func:`write_training_end`, :class:`TensorBoardWriter`, :func:`safe_join`,
 :func:`read_records` and :func:`decode_tensor_record`. This package knows nothing of
 SageMaker and has no protobuf dependency.

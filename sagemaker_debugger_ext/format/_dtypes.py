@@ -1,4 +1,4 @@
-"""TensorFlow ``DataType`` numbers and their numpy counterparts (reference §2.5)."""
+"""TensorFlow ``DataType`` numbers and their numpy counterparts (docs/format.md, "dtypes")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hand-written protobuf encoders for the Event messages smdebug writes (reference §2.3-2.4).
+"""Hand-written protobuf encoders for the Event messages smdebug writes (docs/format.md, "Records").
 
 Field order and presence follow protobuf 3's serializer exactly (ascending field numbers,
 default scalars omitted, set sub-messages always present), so output is byte-identical
@@ -178,7 +178,7 @@ def numeric_record_layout(
 
 def _bf16_bits(arr: np.ndarray) -> np.ndarray:
     """Return raw bfloat16 bits: 2-byte inputs are taken as bits; floats are rounded (RNE)."""
-    if arr.dtype.itemsize == 2 and arr.dtype.kind in "uiV" or arr.dtype.name == "bfloat16":
+    if (arr.dtype.itemsize == 2 and arr.dtype.kind in "uiV") or arr.dtype.name == "bfloat16":
         return arr.view("<u2") if arr.dtype.byteorder != ">" else arr.astype("<u2")
     bits = np.ascontiguousarray(arr, dtype="<f4").view("<u4").astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16

@@ -29,7 +29,7 @@ def _packed_doubles(buf: memoryview, start: int, stop: int) -> list[float]:
 def decode_histogram(buf: bytes | memoryview, start: int = 0, stop: int | None = None) -> dict[str, Any]:
     """Decode a ``HistogramProto`` into ``{min, max, num, sum, sum_squares, bucket_limit, bucket}``."""
     view = memoryview(buf)
-    out: dict[str, Any] = {name: 0.0 for name in _HISTO_DOUBLES.values()}
+    out: dict[str, Any] = dict.fromkeys(_HISTO_DOUBLES.values(), 0.0)
     out["bucket_limit"], out["bucket"] = [], []
     for field, wtype, val, end in iter_fields(view, start, len(view) if stop is None else stop):
         if field in _HISTO_DOUBLES and wtype == FIXED64:

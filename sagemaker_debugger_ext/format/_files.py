@@ -25,11 +25,21 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import final
 
 from .._exceptions import DiskFullError
 
-__all__ = ["UNCACHED_MIN_BYTES", "Data", "atomic_copy", "atomic_target", "atomic_write", "temp_name"]
+__all__ = [
+    "UNCACHED_MIN_BYTES",
+    "Data",
+    "WriteGuard",
+    "atomic_copy",
+    "atomic_target",
+    "atomic_write",
+    "set_write_guard",
+    "temp_name",
+]
 
 #: what :func:`atomic_write` accepts: one buffer, text (UTF-8), or chunks written back to back
 Data = bytes | bytearray | memoryview | str | Iterable[bytes | bytearray | memoryview]
@@ -71,8 +81,8 @@ def atomic_write(
             if isinstance(data, str):
                 data = data.encode("utf-8")
             chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
-            if _LIMIT is not None:
-                _injected_limit(target, chunks)
+            if _SEAM.guard is not None:
+                _SEAM.guard(target, sum(memoryview(c).nbytes for c in chunks))
             written = _write_all(fd, chunks, uncached=uncached)
         finally:
             os.close(fd)
@@ -88,8 +98,8 @@ def atomic_target(path: str | os.PathLike[str]) -> Iterator[str]:
     with _replaced_or_discarded(tmp, target):
         os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         yield tmp
-        if _LIMIT is not None:
-            _injected_limit(target, [b"\0" * os.path.getsize(tmp)])
+        if _SEAM.guard is not None:
+            _SEAM.guard(target, os.path.getsize(tmp))
 
 
 @contextlib.contextmanager
@@ -133,25 +143,30 @@ def _disk_full(exc: OSError, target: str) -> OSError:
     return DiskFullError(msg, path=target, errno_value=exc.errno or errno.ENOSPC)
 
 
-#: Tests only, where no small tmpfs can be mounted: ``<folder>:<bytes>`` makes writes
-#: under ``folder`` fail with ENOSPC once the files there would exceed ``bytes``.
-_LIMIT_ENV = os.environ.get("SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT", "")
-_LIMIT = (_LIMIT_ENV.rpartition(":")[0], int(_LIMIT_ENV.rpartition(":")[2])) if ":" in _LIMIT_ENV else None
+#: A check run before every write of this process: ``guard(target, nbytes)`` raises ``OSError``
+#: (``ENOSPC``) to refuse it, as a full disk would. Tests install one with
+#: :func:`set_write_guard` where no small file system can be mounted; by default nothing is checked.
+WriteGuard = Callable[[str, int], None]
 
 
-def _injected_limit(target: str, chunks: list[bytes | bytearray | memoryview]) -> None:
-    if _LIMIT is None:
-        return
-    folder, limit = _LIMIT
-    if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
-        return
-    used = 0
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                used += os.lstat(os.path.join(dirpath, name)).st_size
-    if used + sum(memoryview(c).nbytes for c in chunks) > limit:
-        raise OSError(errno.ENOSPC, "No space left on device (injected for a test)", target)
+@final
+class _Seam:
+    """The process's write guard (one attribute, set only through :func:`set_write_guard`)."""
+
+    guard: WriteGuard | None = None
+
+
+_SEAM = _Seam()
+
+
+def set_write_guard(guard: WriteGuard | None) -> WriteGuard | None:
+    """Run ``guard(target, nbytes)`` before every atomic write of this process (None: no check).
+
+    Returns:
+        The guard it replaces, to restore afterwards.
+    """
+    previous, _SEAM.guard = _SEAM.guard, guard
+    return previous
 
 
 def _open_for_write(path: str, *, new_dir: bool = False) -> int:

@@ -1,4 +1,4 @@
-"""Trial folder layout (reference §2.1) and the path guard for names from users or files."""
+"""Trial folder layout (docs/format.md) and the path guard for names from users or files."""
 
 from __future__ import annotations
 

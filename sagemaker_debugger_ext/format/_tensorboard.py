@@ -1,4 +1,4 @@
-"""TensorBoard event files (reference §2.11): scalars and histograms, real payload CRCs."""
+"""TensorBoard event files: scalars and histograms, real payload CRCs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TFRecord framing (reference §2.2) and a reader tolerant of a torn tail.
+"""TFRecord framing (docs/format.md, "Records") and a reader tolerant of a torn tail.
 
 Record layout, all little-endian::
 

@@ -1,5 +1,5 @@
 """Writers of a trial folder: one event+index file pair per (step, worker), collections
-JSON and the end-of-job marker (reference §2.1, §2.8-2.10, §2.12)."""
+JSON and the end-of-job marker (docs/format.md)."""
 
 from __future__ import annotations
 
@@ -320,7 +320,7 @@ def write_collections_file(
     Args:
         trial_root: the trial folder.
         worker: the worker name (one safe path component).
-        collections: ``{name: collection dict}`` as in reference §2.9 (the value of the
+        collections: ``{name: collection dict}`` as in the collections file (docs/format.md) (the value of the
             ``collections`` key); a mapping that already has ``collections``/``_meta`` keys
             is taken as the whole document and its ``num_workers`` replaced.
         num_workers: the number of workers of the job (``_meta.num_workers``).

@@ -68,7 +68,7 @@ class CollectionKeys:
 GRADIENT_PREFIX = "gradient/"
 SCALAR_PREFIX = "scalar/"
 
-# Scalar-valued collections: always raw-only, never histograms (reference §1.4).
+# Scalar-valued collections: always raw-only, never histograms (as smdebug 1.0.34).
 SCALAR_COLLECTIONS = frozenset(
     {
         CollectionKeys.LOSSES,

@@ -1,7 +1,7 @@
 """The process's place in the job: rank, world size, worker name, SageMaker-ness.
 
 Read once, at hook construction (the boundary), from ``torch.distributed`` when it is
-initialised, else from the launcher's ``RANK``/``WORLD_SIZE`` variables (CONTRACTS §D).
+initialised, else from the launcher's ``RANK``/``WORLD_SIZE`` variables.
 """
 
 from __future__ import annotations

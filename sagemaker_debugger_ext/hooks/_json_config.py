@@ -1,6 +1,6 @@
 """``debughookconfig.json`` (and ``tensorboardoutputconfig.json``) -> hook settings.
 
-Follows smdebug 1.0.34's ``create_from_json_file`` (reference §1.2-1.4): the file is the
+Follows smdebug 1.0.34's ``create_from_json_file`` (docs/hook.md): the file is the
 argument, else ``$SMDEBUG_CONFIG_FILE_PATH``, else ``/opt/ml/input/config/debughookconfig.json``.
 ``TRAINING_JOB_NAME`` set means "a SageMaker job": TensorBoard is then on exactly when
 ``tensorboardoutputconfig.json`` exists (its ``LocalPath``), and ``training_job_end.ts``
@@ -115,7 +115,8 @@ def _read_json(path: Path, what: str) -> Any:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise FileNotFoundError(f"{what} not found: {path}") from None
+        msg = f"{what} not found: {path}"
+        raise FileNotFoundError(msg) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

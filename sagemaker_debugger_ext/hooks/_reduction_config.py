@@ -1,6 +1,6 @@
 """What is saved of a tensor: ``ReductionConfig`` and the reductions themselves.
 
-Tokens (reference §1.3, §2.7): ``min, max, mean, std, variance, sum, prod``, norms
+Tokens (docs/hook.md): ``min, max, mean, std, variance, sum, prod``, norms
 ``l1_norm, l2_norm``, each optionally prefixed by ``abs_``. With reductions the raw tensor
 is not saved unless ``save_raw_tensor``. Norms are computed on the flattened tensor (what
 the PyTorch hook of smdebug stores: ``torch.norm(p)``), never as matrix norms.

@@ -1,6 +1,6 @@
 """When a collection is saved: ``SaveConfigMode`` (one mode) and ``SaveConfig`` (all modes).
 
-Semantics are smdebug 1.0.34's (reference §1.3): a mode step ``s`` is saved when it is
+Semantics are smdebug 1.0.34's (docs/hook.md): a mode step ``s`` is saved when it is
 listed in ``save_steps`` (always, even outside the range), or when
 ``start_step <= s < end_step`` and ``s % save_interval == 0`` (the interval is aligned to
 step 0, not to ``start_step``).

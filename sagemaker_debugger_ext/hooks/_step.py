@@ -136,13 +136,15 @@ class StepOutput:
             self._tensorboard(name, values, colls)
 
     def _tensorboard(self, name: str, values: np.ndarray, colls: Sequence[Collection]) -> None:
-        assert self._tb is not None
+        tb = self._tb
+        if tb is None:
+            return
         for coll in colls:
             if coll.name not in NON_HISTOGRAM_COLLECTIONS and coll.save_histogram:
-                self._tb.add_histogram(self.mode, f"{coll.name}/{name}", values, self.step)
+                tb.add_histogram(self.mode, f"{coll.name}/{name}", values, self.step)
                 break
         if values.size == 1 and any(c.name in SCALAR_COLLECTIONS for c in colls):
-            self._tb.add_scalar(self.mode, name, float(values.reshape(-1)[0]), self.step)
+            tb.add_scalar(self.mode, name, float(values.reshape(-1)[0]), self.step)
 
     def close(self) -> bool:
         """Encode the step and write its files (both on the background writer's thread when

@@ -12,7 +12,7 @@ lightning``), the module is patched right after it loads:
   unless one is there.
 
 Every patched trainer of the process shares one hook (one ``debug-output`` per job). The
-framework itself is never imported here. Opt out with ``SMDEBUG_EXT_AUTO_CALLBACK=0`` in the
+framework itself is never imported here. Opt out with ``SAGEMAKER_DEBUGGER_EXT_AUTO_CALLBACK=0`` in the
 job's environment.
 """
 
@@ -26,12 +26,10 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from .._container_env import SMDEBUG_CONFIG_FILE_PATH_ENV
+from .._container_env import AUTO_CALLBACK_ENV, SMDEBUG_CONFIG_FILE_PATH_ENV
 
 __all__ = ["AUTO_CALLBACK_ENV", "LAUNCHER_MODULE", "enabled", "install", "launcher_args"]
 
-#: Set to 0 / false / no / off in a job's environment to keep trainers untouched.
-AUTO_CALLBACK_ENV = "SMDEBUG_EXT_AUTO_CALLBACK"
 LAUNCHER_MODULE = "sagemaker_debugger_ext.integrations._launch"
 _OFF = {"0", "false", "no", "off"}
 _SHARED: list[Any] = []  # the process's one TrainerHook (None when there is no config)

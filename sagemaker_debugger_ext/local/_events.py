@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from .._container_env import EVENT_BUS_ENV, EVENT_HANDLERS_ENV
 from .._exceptions import ConfigValueError, field_error_message
 from ._event_patterns import check_pattern, pattern_matches
 
@@ -44,12 +45,6 @@ DETAIL_TYPE = "SageMaker Training Job State Change"
 EVENT_SOURCE = "aws.sagemaker"
 LOCAL_ACCOUNT = "000000000000"
 EVENTS_FILE = "events.jsonl"
-#: Handlers for every local job started from this environment: a JSON array (of references or
-#: ``{"Handler": ..., "Pattern": ..., "TimeoutSeconds": ...}`` objects) or comma-separated references.
-EVENT_HANDLERS_ENV = "SAGEMAKER_DEBUGGER_EXT_EVENT_HANDLERS"
-#: Name of an EventBridge bus that receives every event (PutEvents; endpoint from
-#: ``AWS_ENDPOINT_URL_EVENTS`` or boto3's own configuration).
-EVENT_BUS_ENV = "SAGEMAKER_DEBUGGER_EXT_EVENT_BUS"
 DEFAULT_TIMEOUT_S = 30.0
 
 

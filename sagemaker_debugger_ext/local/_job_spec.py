@@ -141,7 +141,8 @@ def _check_output_path(output_path: str, base: Path) -> None:
             pass
     except OSError as exc:
         msg = field_error_message("OutputDataConfig.S3OutputPath", "a writable folder", output_path)
-        raise LocalJobInputError(f"{msg}: {exc.strerror or exc}") from exc
+        msg_0 = f"{msg}: {exc.strerror or exc}"
+        raise LocalJobInputError(msg_0) from exc
 
 
 def _channels(request: Mapping[str, Any], base: Path) -> tuple[Channel, ...]:

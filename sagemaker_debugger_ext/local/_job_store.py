@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from .._container_env import LOCAL_HOME_ENV
 from .._exceptions import (
     JobAlreadyExistsError,
     JobNotFoundError,
@@ -47,7 +48,7 @@ __all__ = [
     "validate_rule_name",
 ]
 
-HOME_ENV = "SAGEMAKER_DEBUGGER_EXT_HOME"
+HOME_ENV = LOCAL_HOME_ENV
 LAUNCH_FILE = "launch.json"
 _JOB_NAME_RE = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _RULE_NAME_RE = re.compile(r"^[A-Za-z0-9._\-]{1,256}$")

@@ -1,4 +1,4 @@
-"""Progress lines while ``fit()`` waits for a local job (issue 15, item 3).
+"""Progress lines while ``fit()`` waits for a local job.
 
 A plain line at a steady rate (default every 10 s, ``$SAGEMAKER_DEBUGGER_EXT_PROGRESS_SECONDS``)
 and at every status change: the job's status, the last step saved in its debug output, and
@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from .._container_env import PROGRESS_SECONDS_ENV
 from ..format._layout import parse_index_key
 
 __all__ = ["PROGRESS_ENV", "ProgressLines"]
 
-PROGRESS_ENV = "SAGEMAKER_DEBUGGER_EXT_PROGRESS_SECONDS"
+PROGRESS_ENV = PROGRESS_SECONDS_ENV
 _DEFAULT_S = 10.0
 
 

@@ -1,7 +1,7 @@
 """Rule containers: one process per DebugRuleConfiguration / ProfilerRuleConfiguration.
 
 Each process runs ``python -m <module> run --trial-path ... --rule-name ...
---rule-parameters-file ... --output-dir ... --status-file ... --stop-file ...`` (CONTRACTS §E)
+--rule-parameters-file ... --output-dir ... --status-file ... --stop-file ...``
 and reports through its status file; this module turns those files, and the processes'
 exit codes, into ``DebugRuleEvaluationStatuses`` entries.
 """

@@ -1,4 +1,4 @@
-"""Warnings before training when a Debugger rule cannot see enough (issue 15, item 2).
+"""Warnings before training when a Debugger rule cannot see enough.
 
 From the CreateTrainingJob request alone (nothing runs, nothing is imported from the script):
 

@@ -62,7 +62,6 @@ class Supervisor:
         self.profiler_active = profiler_enabled(self.request)
         self._profiler_ever_enabled = self.profiler_active
         self._updates = UpdateWatcher(paths)
-        self._spec: JobSpec | None = None
         self._signalled = threading.Event()
         self.events = EventDispatcher(paths, self.options.event_settings(), environ)
         self._reserve = DiskReserve(paths.root / ".disk-reserve")
@@ -331,7 +330,7 @@ class Supervisor:
             if monitors:
                 terminate_all(monitors, grace_s=self.grace_s)
             if self.stop_reason is None:
-                for child, host in zip(self.training, self.hosts):
+                for child, host in zip(self.training, self.hosts, strict=False):
                     if child.returncode:
                         failure = failure_reason(
                             host=host.host, exit_code=int(child.returncode), log_path=child.log_path,
@@ -359,7 +358,7 @@ class Supervisor:
             if sync_thread is not None:
                 sync_thread.halt.set()
         if failure is not None:
-            outputs = local_output_folders(getattr(self._spec, "output_path", None), self.state.get("OutputPath"))
+            outputs = local_output_folders(self.state.get("OutputPath"))
             failure = disk_full_reason(failure, [self.paths.root, *outputs])
         try:
             self._finalise(failure)

@@ -123,7 +123,8 @@ class FrameworkMetricsWriter:
             ProfilerError: the writer is closed, or ``end_s < start_s``.
         """
         if self._closed:
-            raise ProfilerError("FrameworkMetricsWriter is closed")
+            msg = "FrameworkMetricsWriter is closed"
+            raise ProfilerError(msg)
         if end_s < start_s:
             raise ProfilerError(field_error_message("end_s", f"at least start_s={start_s!r}", end_s))
         start_us = round(start_s * _US)
@@ -157,7 +158,7 @@ class FrameworkMetricsWriter:
         if self._file is not None:
             return self._file
         self._root.mkdir(parents=True, exist_ok=True)
-        fh = open(self.tmp_path, "wb")  # noqa: SIM115 - kept open across records
+        fh = open(self.tmp_path, "wb")
         fh.write(b"[\n")
         meta = [
             {"name": "process_name", "ph": "M", "pid": 0, "args": {"start_time_since_epoch_in_micros": self._base_us}},

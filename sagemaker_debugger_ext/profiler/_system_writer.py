@@ -61,7 +61,7 @@ class SystemMetricsWriter:
         if path != self._path:
             self.close()
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open across samples
+            self._file = open(path, "a", encoding="utf-8")
             self._path = path
         if self._file is None:  # pragma: no cover - opened just above
             return 0

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from .._exceptions import DebuggerExtError
 from .._rule_result import RuleResult, RuleStatus
 from .._rule_status import EvaluationStatus
 from ..exceptions import TensorUnavailableForStep
@@ -86,7 +87,7 @@ class Evidence:
         try:
             mode = self.trial.mode(step)
             name = getattr(mode, "name", str(mode))
-        except Exception:  # noqa: BLE001 - the mode is only a label here
+        except DebuggerExtError:  # the mode is only a label here
             name = "GLOBAL"
         self.by_mode[name] += 1
         self.steps.append(step)
@@ -125,7 +126,7 @@ class Evidence:
         """The smallest save interval of the collections this rule reads (None when unknown)."""
         try:
             present = self.trial.collections()
-        except Exception:  # noqa: BLE001 - only used to judge the evidence
+        except DebuggerExtError:  # only used to judge the evidence
             return None
         found = [_interval(present[name]) for name in self._collections() if name in present]
         known = [i for i in found if i]
@@ -144,7 +145,7 @@ class Evidence:
         trial = self.trial
         try:
             steps = list(trial.steps())
-        except Exception:  # noqa: BLE001 - the trial could not be read: say only that
+        except DebuggerExtError:  # the trial could not be read: say only that
             return ["The trial could not be read."]
         if not steps:
             return ["The trial holds no saved step."]
@@ -152,7 +153,7 @@ class Evidence:
         last = steps[-1]
         try:
             present = trial.collections()
-        except Exception:  # noqa: BLE001
+        except DebuggerExtError:
             present = {}
         regex = self.parameters.get("tensor_regex")
         for name in self._collections():
@@ -195,7 +196,7 @@ class Evidence:
         try:
             for tname in self.trial.tensor_names(collection=name):
                 saved.update(self.trial.tensor(tname).steps())
-        except Exception:  # noqa: BLE001 - the steps are only shown
+        except DebuggerExtError:  # the steps are only shown
             pass
         every = f"saves every {interval} steps" if interval else "was saved"
         fix = f'collections_to_save=[CollectionConfig("{name}", {{"save_interval": "10"}})]'
@@ -220,7 +221,7 @@ def _reductions_of(trial: Any, collection: str) -> list[str]:
         except TensorUnavailableForStep:
             pass
         keys = tensor.reduction_values(step)
-    except Exception:  # noqa: BLE001 - only used to judge the evidence
+    except (DebuggerExtError, IndexError):  # only used to judge the evidence (IndexError: no step)
         return []
     return sorted(f"{'abs_' if absolute else ''}{op}{'_norm' if op in ('l1', 'l2') else ''}" for op, absolute in keys)
 
@@ -228,7 +229,7 @@ def _reductions_of(trial: Any, collection: str) -> list[str]:
 def _last_step(trial: Any) -> int | None:
     try:
         steps = list(trial.steps())
-    except Exception:  # noqa: BLE001 - only used in a message
+    except DebuggerExtError:  # only used in a message
         return None
     return steps[-1] if steps else None
 
@@ -261,5 +262,5 @@ def _only_the_start(steps: list[int], last: int | None, interval: int | None) ->
 def _has_mode(trial: Any, mode_name: str) -> bool:
     try:
         return bool(trial.steps(mode=ModeKeys[mode_name]))
-    except Exception:  # noqa: BLE001
+    except DebuggerExtError:
         return False

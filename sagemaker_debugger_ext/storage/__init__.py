@@ -1,4 +1,4 @@
-"""``file://``, plain paths and ``s3://`` behind one small interface (contract §C).
+"""``file://``, plain paths and ``s3://`` behind one small interface.
 
 Read side: :meth:`Storage.list` (sorted keys relative to the base, optionally after a
 key, like S3's ``StartAfter``), :meth:`Storage.read`, :meth:`Storage.read_range`,

@@ -1,4 +1,4 @@
-"""The storage interface (contract §C) and the range check every store applies."""
+"""The storage interface and the range check every store applies."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from .. import modes
+from .._container_env import INCOMPLETE_STEP_WAIT_WINDOW_ENV
 from .._exceptions import ConfigValueError, field_error_message
 from ..modes import ModeKeys
 from ..profiler import create_profiler_trial
@@ -79,7 +80,7 @@ def create_trial(
     return trial
 
 
-_WINDOW_ENV = "SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW"
+_WINDOW_ENV = INCOMPLETE_STEP_WAIT_WINDOW_ENV
 
 
 def _window_from_env() -> int:

@@ -1,4 +1,4 @@
-"""Collections as the reader sees them: parsed from the collections JSON (reference §2.9)."""
+"""Collections as the reader sees them: parsed from the collections JSON (docs/format.md)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def _optional_dict(key: str, cname: str, field: str, value: object) -> dict[str,
 def parse_collections_file(data: bytes, key: str) -> tuple[dict[str, Collection], int]:
     """Parse a collections JSON; return ``({name: Collection}, num_workers)``.
 
-    Every field is type-checked (reference §2.9): ``include_regex`` and ``tensor_names``
+    Every field is type-checked (docs/format.md): ``include_regex`` and ``tensor_names``
     lists of strings, ``reduction_config``/``save_config`` objects or null,
     ``save_histogram`` a bool, ``_meta.num_workers`` an int >= 1.
 

@@ -127,7 +127,8 @@ class RecordFetcher:
             start, stop = locate_record(data, pos)
         except (CorruptRecordError, TruncatedRecordError) as exc:
             path = f"{self._storage.uri.rstrip('/')}/{key}"
-            raise type(exc)(f"{path}: {exc}", path=path, offset=offset) from None
+            msg = f"{path}: {exc}"
+            raise type(exc)(msg, path=path, offset=offset) from None
         if stop + 4 - pos != length:
             msg = f"record at {key}:{offset} is {stop + 4 - pos} bytes but the index says {length}"
             raise CorruptRecordError(msg, path=key, offset=offset)
@@ -197,7 +198,7 @@ class RecordFetcher:
                 raise self._past_end(loc, self._size(loc[0]))
         chunks = read_many(self._storage, list(locs))
         out = []
-        for loc, data in zip(locs, chunks):
+        for loc, data in zip(locs, chunks, strict=False):
             if len(data) != loc[2]:
                 raise self._past_end(loc, loc[1] + len(data))
             out.append(self._decode(loc, data, 0))

@@ -1,4 +1,4 @@
-"""Parse index JSON files (reference §2.8) into plain records; reduction tensor names."""
+"""Parse index JSON files (docs/format.md) into plain records; reduction tensor names."""
 
 from __future__ import annotations
 

@@ -167,7 +167,7 @@ class TrialLoader:
             new.append((key, step, worker))
         if new:
             blobs = read_many(self._storage, [k for k, _, _ in new])
-            for (key, step, worker), data in zip(new, blobs):
+            for (key, step, worker), data in zip(new, blobs, strict=False):
                 self._add_index(parse_index(data, key, step, worker), key)
                 self._seen_index.add(key)
             self._update_last_complete(s for _, s, _ in new)
@@ -208,7 +208,7 @@ class TrialLoader:
         extent = 0
         for name, start, length in idx.tensors:
             loc = (ekey, start, length)
-            if start + length > extent:  # noqa: PLR1730 - no max() call in this per-record loop
+            if start + length > extent:
                 extent = start + length
             red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
             tname = red[0] if red else name

@@ -171,7 +171,7 @@ class Tensor:
             if data[_LOC] is None:
                 raise TensorUnavailableForStep(self.name, s, mode, bool(data[_REDS]))
             locs.append(data[_LOC])
-        return dict(zip(steps, self._trial._fetcher.fetch_many(locs)))
+        return dict(zip(steps, self._trial._fetcher.fetch_many(locs), strict=False))
 
     def shape(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> tuple[int, ...]:
         """The shape at ``step_num``: the saved shape, else the shape of the saved value."""
@@ -216,7 +216,7 @@ class Tensor:
             return {}
         keys = list(data[_REDS])
         vals = self._trial._fetcher.fetch_many([data[_REDS][k] for k in keys])
-        return dict(zip(keys, vals))
+        return dict(zip(keys, vals, strict=False))
 
     def has_reductions(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL) -> bool:
         """Whether reductions were stored at ``step_num``."""

@@ -6,10 +6,6 @@ import json
 import struct
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("sagemaker_debugger_ext.trials", reason="trials reader not built yet")
-
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

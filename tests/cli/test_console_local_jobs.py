@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sagemaker_debugger_ext.local", reason="local mode not built yet")
-
 NOTEBOOK_SCRIPTS = Path(__file__).resolve().parents[2] / "notebooks" / "scripts"
 JOB = "console-job-1"
 FAKE_AWS = {

@@ -2,8 +2,8 @@
 
 The job store (with the hook's LocalPath inside it) or the output folder sits on a 3 MB
 tmpfs where the machine allows mounting one; otherwise the storage layer's test-only
-ENOSPC injection (``SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT``) stands in, so these tests
-always run. Before: ``fit()`` raised a raw ``OSError [Errno 28]``, the supervisor died
+write guard (``format._files.set_write_guard``, installed in every process of the job by a
+``sitecustomize`` on ``PYTHONPATH``) refuses writes past the size instead, so these tests always run. Before: ``fit()`` raised a raw ``OSError [Errno 28]``, the supervisor died
 without a final state, every describe raised ``OSError`` trying to persist ``Failed``, and
 empty ``.state.json.*.tmp`` files were left behind.
 """
@@ -11,6 +11,7 @@ empty ``.state.json.*.tmp`` files were left behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -24,11 +25,40 @@ from sagemaker_debugger_ext.trials import create_trial
 
 SIZE = 3 << 20
 
+# Installed in each process of a job (sitecustomize on PYTHONPATH) where no tmpfs can be mounted.
+_GUARD = """
+import contextlib, errno, os
+from sagemaker_debugger_ext.format import _files
+
+
+def _disk_limit(target, nbytes, folder={folder!r}, limit={limit!r}):
+    if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
+        return
+    used = 0
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(dirpath, name)).st_size
+    if used + nbytes > limit:
+        raise OSError(errno.ENOSPC, "No space left on device (injected for a test)", target)
+
+
+_files.set_write_guard(_disk_limit)
+"""
+
+
+def _limit_every_process(site: Path, folder: Path, limit: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every Python process started from here refuse writes under ``folder`` past ``limit`` bytes."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_GUARD.format(folder=str(folder), limit=limit))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p))
+
 
 @pytest.fixture
 def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], Path]]:
     """``make(name)``: a folder on a 3 MB file system (tmpfs, or an injected limit)."""
     mounted: list[Path] = []
+    limited: list[Path] = []
 
     def make(name: str) -> Path:
         folder = tmp_path / name
@@ -38,9 +68,11 @@ def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Call
         if done.returncode == 0:
             mounted.append(folder)
         else:
-            monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT", f"{folder}:{SIZE}")
+            _limit_every_process(tmp_path / f"site-{name}", folder, SIZE, monkeypatch)
+            limited.append(folder)
         return folder
 
+    make.limited = limited  # type: ignore[attr-defined]
     yield make
     for folder in mounted:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
@@ -101,17 +133,28 @@ def test_output_folder_fills(small_disk, make_request, standin_path, tmp_path: P
     _assert_readable_prefix(out / "full-out" / "debug-output")  # what reached the output reads back
 
 
-def _fill(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leave no room in ``folder`` (on the tmpfs; with the injected limit, in this process too)."""
+@contextlib.contextmanager
+def _full(folder: Path, limited: bool) -> Iterator[None]:
+    """Leave no room in ``folder`` (on the tmpfs; with the write guard, in this process too)."""
     from sagemaker_debugger_ext.format import _files
 
-    if "SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT" in os.environ:
-        monkeypatch.setattr(_files, "_LIMIT", (str(folder), 0))
+    if limited:
+
+        def refuse(target: str, nbytes: int) -> None:
+            if os.path.abspath(target).startswith(str(folder) + os.sep):
+                raise OSError(errno.ENOSPC, "No space left on device (injected for a test)", target)
+
+        previous = _files.set_write_guard(refuse)
+        try:
+            yield
+        finally:
+            _files.set_write_guard(previous)
         return
     with open(folder / "filler", "wb") as fh, contextlib.suppress(OSError):
         while True:
             fh.write(b"\0" * 65536)
             fh.flush()
+    yield
 
 
 def test_describe_of_a_dead_supervisor_on_a_full_disk(
@@ -126,28 +169,30 @@ def test_describe_of_a_dead_supervisor_on_a_full_disk(
     job = client.store.create("ghost", {"TrainingJobName": "ghost"})
     job.supervisor_pid.write_text("999999999")
     atomic_write_json(job.state, {"TrainingJobStatus": "InProgress", "SecondaryStatus": "Training"})
-    _fill(home, monkeypatch)
-    with pytest.raises(DiskFullError, match=rf"the disk is full: no space left on device writing {home}"):
-        atomic_write_json(job.state, {"x": 1})
-    for _ in range(2):
-        desc = client.describe_training_job(TrainingJobName="ghost")
-        assert desc["TrainingJobStatus"] == "Failed" and "exited unexpectedly" in desc["FailureReason"]
+    with _full(home, home in small_disk.limited):
+        with pytest.raises(DiskFullError, match=rf"the disk is full: no space left on device writing {home}"):
+            atomic_write_json(job.state, {"x": 1})
+        for _ in range(2):
+            desc = client.describe_training_job(TrainingJobName="ghost")
+            assert desc["TrainingJobStatus"] == "Failed" and "exited unexpectedly" in desc["FailureReason"]
     assert not [p for p in home.rglob("*") if p.name.endswith(".tmp")]
 
 
-def test_injected_limit_stands_in_for_a_small_disk(tmp_path: Path) -> None:
+def test_write_guard_stands_in_for_a_small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fallback used where tmpfs cannot be mounted: same DiskFullError, nothing left behind."""
     import sys
 
+    data = tmp_path / "data"
+    data.mkdir()
+    _limit_every_process(tmp_path / "site", data, 40000, monkeypatch)
     script = (
         "import sys\n"
         "from sagemaker_debugger_ext.format._files import atomic_write\n"
         "for i in range(100):\n"
         "    atomic_write(sys.argv[1] + f'/f{i}.bin', b'x' * 4096)\n"
     )
-    env = {**os.environ, "SAGEMAKER_DEBUGGER_EXT_TEST_DISK_LIMIT": f"{tmp_path}:40000"}
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script, str(data)], capture_output=True, text=True,
                           check=False, timeout=120)  # fmt: skip
     assert done.returncode == 1
-    assert f"DiskFullError: the disk is full: no space left on device writing {tmp_path}/f9.bin" in done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"f{i}.bin" for i in range(9))
+    assert f"DiskFullError: the disk is full: no space left on device writing {data}/f9.bin" in done.stderr
+    assert sorted(p.name for p in data.iterdir()) == sorted(f"f{i}.bin" for i in range(9))

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sagemaker_debugger_ext.trials", reason="trials reader not built yet")
-
 from sagemaker_debugger_ext.reports import (
     debug_output_uri,
     flagged_tensors,

@@ -135,3 +135,30 @@ def test_issues_found_names_the_first_finding(tmp_path: Path) -> None:
 def test_is_not_evaluated(entry: dict[str, str], expected: bool) -> None:
     """Only a NoIssuesFound whose details say so counts as not evaluated."""
     assert is_not_evaluated(entry) is expected
+
+
+class _BrokenTrial:
+    """A trial whose reads fail with ``error`` (the evidence must tell trial errors from bugs)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def steps(self, mode: Any = None) -> list[int]:
+        """Fail."""
+        raise self.error
+
+    def collections(self) -> dict[str, Any]:
+        """Fail."""
+        raise self.error
+
+
+def test_evidence_says_a_trial_error_but_lets_a_bug_through() -> None:
+    """A trial's own error becomes "could not be read"; any other exception is not swallowed."""
+    from sagemaker_debugger_ext.exceptions import IndexReaderException
+    from sagemaker_debugger_ext.rules._evidence import Evidence
+
+    read_error = Evidence(_BrokenTrial(IndexReaderException("bad index")), "R", "VanishingGradient", {})
+    assert "The trial could not be read." in read_error.no_issues_found()
+    bug = Evidence(_BrokenTrial(AttributeError("a bug")), "R", "VanishingGradient", {})
+    with pytest.raises(AttributeError, match="a bug"):
+        bug.no_issues_found()

@@ -1,6 +1,6 @@
 """``python -m sagemaker_debugger_ext.profiler.rules run``: one profiler "rule container".
 
-Flags (CONTRACTS §E): ``--trial-path`` (the profiler folder), ``--rule-name``
+Flags (the rule processes' common flags): ``--trial-path`` (the profiler folder), ``--rule-name``
 (RuleConfigurationName), ``--rule-parameters-file`` (JSON map of string values, with
 ``rule_to_invoke``), ``--output-dir``, ``--status-file``, ``[--stop-file]`` (accepted;
 profiler rules have no actions). Exit 0, or 1 on Error.
