@@ -37,15 +37,21 @@ WARMUP = 5
 CYCLES = 10
 BLOCK = 4
 REPEATS = 5
+REPEATS_10X = 3
 BYTES_STEPS = 10
 
 
-def _model() -> Any:
+#: (layers, width) of the GPT-2s: the reference one (0.47 M parameters) and one with ~10x more
+SIZES = {"lm": (2, 128), "lm10x": (4, 320)}
+
+
+def _model(size: str = "lm") -> Any:
     import torch
     import transformers
 
     torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=2, n_embd=128, n_head=4, vocab_size=512, n_positions=64,
+    layers, width = SIZES[size]
+    config = transformers.GPT2Config(n_layer=layers, n_embd=width, n_head=4, vocab_size=512, n_positions=64,
                                      bos_token_id=0, eos_token_id=0)  # fmt: skip
     return transformers.GPT2LMHeadModel(config)
 
@@ -66,17 +72,19 @@ def _hook(out_dir: Path, raw: bool) -> Any:
                 include_collections=["weights", "gradients", "losses"], context=TrainingContext())  # fmt: skip
 
 
-def _trainer(hook: Any, after_backward: Callable[[list[Any]], None] | None = None) -> Any:
+def _trainer(
+    hook: Any, after_backward: Callable[[list[Any]], None] | None = None, size: str = "lm", device: str = "cpu"
+) -> Any:
     """``train(n)`` runs ``n`` steps and returns their time; ``after_backward(parameters)``
     is called between each backward pass and the optimizer's step."""
     import torch
 
-    model = _model()
+    model = _model(size).to(device)
     if hook is not None:
         hook.register_module(model)
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=1e-3)
-    ids = torch.randint(0, 512, (8, 64), generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(0, 512, (8, 64), generator=torch.Generator().manual_seed(1)).to(device)
 
     def train(n: int) -> float:
         t0 = time.perf_counter()
@@ -89,6 +97,8 @@ def _trainer(hook: Any, after_backward: Callable[[list[Any]], None] | None = Non
             if after_backward is not None:
                 after_backward(params)
             opt.step()
+        if device != "cpu":
+            torch.cuda.synchronize()  # the block's kernels are done before its clock stops
         return time.perf_counter() - t0
 
     return train
@@ -125,7 +135,7 @@ class _Floor:
         if not self._copies:
             self._copies = [np.empty(t.numel(), np.float32) for t in tensors]
         for copy, tensor in zip(self._copies, tensors, strict=True):
-            copy[:] = tensor.numpy().reshape(-1)
+            copy[:] = tensor.cpu().numpy().reshape(-1)
         self._jobs.put(self._copies)
         self._pending = True
 
@@ -134,28 +144,34 @@ class _Floor:
         self._worker.join()
 
 
-def _overhead(tmp: Path, repeat: int) -> tuple[float, float]:
+def _overhead(
+    tmp: Path, repeat: int, size: str = "lm", cycles: int = CYCLES, block: int = BLOCK, device: str = "cpu"
+) -> tuple[float, float]:
     """(hooked, floor) time / baseline time - 1 over interleaved blocks of the three models."""
-    hook = _hook(tmp / f"r{repeat}", raw=False)
+    hook = _hook(tmp / f"{size}{device}{repeat}", raw=False)
     floor = _Floor()
-    trains = {"base": _trainer(None), "hook": _trainer(hook), "floor": _trainer(None, floor.step)}
+    trains = {"base": _trainer(None, size=size, device=device), "hook": _trainer(hook, size=size, device=device),
+              "floor": _trainer(None, floor.step, size=size, device=device)}  # fmt: skip
     for train in trains.values():
-        train(WARMUP)
+        train(WARMUP if size == "lm" else 1)
     totals = dict.fromkeys(trains, 0.0)
     keys = list(trains)
-    for cycle in range(CYCLES):
+    for cycle in range(cycles):
         for key in keys if cycle % 2 == 0 else keys[::-1]:
-            totals[key] += trains[key](BLOCK)
+            totals[key] += trains[key](block)
     hook.close()
     floor.stop()
     return totals["hook"] / totals["base"] - 1, totals["floor"] / totals["base"] - 1
 
 
-def _bytes_per_step(out: Path, raw: bool) -> float:
+def _bytes_per_step(out: Path, raw: bool, size: str = "lm", steps: int = BYTES_STEPS) -> tuple[float, float]:
+    """(bytes on disk, bytes copied out of the tensors to host memory) per saved step."""
     hook = _hook(out, raw=raw)
-    _trainer(hook)(BYTES_STEPS)
+    _trainer(hook, size=size)(steps)
     hook.close()
-    return sum(f.stat().st_size for f in out.rglob("*") if f.is_file() and "events" in f.parts) / BYTES_STEPS
+    on_disk = sum(f.stat().st_size for f in out.rglob("*") if f.is_file() and "events" in f.parts)
+    to_host = hook._arenas.bytes_copied + hook._device_reductions.host_bytes
+    return on_disk / steps, to_host / steps
 
 
 def run() -> dict[str, object]:
@@ -168,14 +184,19 @@ def run() -> dict[str, object]:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             pairs = [_overhead(tmp, r) for r in range(REPEATS)]
-            reduced = _bytes_per_step(tmp / "bytes-reductions", raw=False)
-            raw = _bytes_per_step(tmp / "bytes-raw", raw=True)
+            (reduced, reduced_host), (raw, raw_host) = (
+                _bytes_per_step(tmp / f"bytes-{kind}", raw=kind == "raw") for kind in ("reductions", "raw")
+            )
+            pairs10 = [_overhead(tmp, r, "lm10x", cycles=4, block=2) for r in range(REPEATS_10X)]
+            _, host10 = _bytes_per_step(tmp / "bytes-10x", raw=False, size="lm10x", steps=3)
             parameters = sum(p.numel() for p in _model().parameters())
+            parameters10 = sum(p.numel() for p in _model("lm10x").parameters())
+            gpu = [_overhead(tmp, r, device="cuda") for r in range(REPEATS)] if torch.cuda.is_available() else None
     finally:
         torch.set_num_threads(threads)
     ratios, floors = [p[0] for p in pairs], [p[1] for p in pairs]
     q = statistics.quantiles(ratios, n=4)
-    return {
+    out: dict[str, object] = {
         "lm_reductions_overhead": round(statistics.median(ratios), 4),
         "lm_reductions_overhead_p25": round(q[0], 4),
         "lm_reductions_overhead_p75": round(q[2], 4),
@@ -184,4 +205,16 @@ def run() -> dict[str, object]:
         "lm_bytes_per_step_reductions": round(reduced),
         "lm_bytes_per_step_raw": round(raw),
         "lm_bytes_ratio_raw_vs_reductions": round(raw / reduced, 1),
+        "lm_host_bytes_per_step_reductions": round(reduced_host),
+        "lm_host_bytes_per_step_raw": round(raw_host),
+        "lm10x_parameters": parameters10,
+        "lm10x_reductions_overhead": round(statistics.median(p[0] for p in pairs10), 4),
+        "lm10x_floor_overhead": round(statistics.median(p[1] for p in pairs10), 4),
+        "lm10x_host_bytes_per_step_reductions": round(host10),
     }
+    if gpu is None:
+        out["lm_reductions_overhead_gpu_note"] = "not measured: no GPU on the machine that ran this"
+    else:
+        out["lm_reductions_overhead_gpu"] = round(statistics.median(p[0] for p in gpu), 4)
+        out["lm_floor_overhead_gpu"] = round(statistics.median(p[1] for p in gpu), 4)
+    return out

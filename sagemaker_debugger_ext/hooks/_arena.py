@@ -27,6 +27,7 @@ class CopyArena:
         self._chunks: list[np.ndarray] = []  # uint8 buffers; the last one is being filled
         self._used = 0  # bytes used in the last chunk
         self._total = 0  # bytes used in this step, all chunks together
+        self.copied = 0  # bytes copied in this step (the tensors' values, no padding)
 
     @property
     def capacity(self) -> int:
@@ -48,6 +49,7 @@ class CopyArena:
             start = 0
         view = self._chunks[-1][start : start + nbytes].view(dtype).reshape(array.shape)
         np.copyto(view, array, casting="no")
+        self.copied += nbytes
         self._used = start + nbytes
         self._total += nbytes + align
         return view
@@ -57,7 +59,7 @@ class CopyArena:
         chunks, keep one buffer big enough for all of them instead."""
         if len(self._chunks) > 1:
             self._chunks = [np.empty(self._total, np.uint8)]
-        self._used = self._total = 0
+        self._used = self._total = self.copied = 0
 
 
 class PlainCopies(CopyArena):
@@ -65,6 +67,7 @@ class PlainCopies(CopyArena):
 
     def copy(self, array: np.ndarray) -> np.ndarray:
         """An ordinary private copy of ``array``."""
+        self.copied += array.nbytes
         return np.array(array, copy=True)
 
     def reset(self) -> None:
@@ -79,6 +82,7 @@ class ArenaPool:
     """
 
     def __init__(self, *, reuse: bool = True, keep_bytes: int = KEEP_BYTES) -> None:
+        self.bytes_copied = 0  # bytes the given-back arenas copied, all steps together
         self._free: list[CopyArena] = []
         self._keep_bytes = keep_bytes
         self._reuse = reuse
@@ -86,16 +90,14 @@ class ArenaPool:
     def take(self) -> CopyArena:
         """A free arena (a new one when none is free)."""
         if not self._reuse:
-            return _PLAIN
+            return PlainCopies()  # one per step: its count of copied bytes is that step's
         return self._free.pop() if self._free else CopyArena()
 
     def give_back(self, arena: CopyArena) -> None:
         """Return ``arena`` after its copies were written (from any thread)."""
+        self.bytes_copied += arena.copied
         if not self._reuse:
             return
         arena.reset()
         if arena.capacity <= self._keep_bytes:
             self._free.append(arena)
-
-
-_PLAIN = PlainCopies()

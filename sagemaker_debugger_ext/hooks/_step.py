@@ -135,6 +135,17 @@ class StepOutput:
         if self._tb is not None:
             self._tensorboard(name, values, colls)
 
+    def write_reductions(
+        self, name: str, ops: tuple[tuple[str, bool], ...], shape: tuple[int, ...] | None
+    ) -> Reductions:
+        """A reductions record for ``name`` computed by the caller, who fills its ``values``
+        before :meth:`close` (the PyTorch hook's device reductions); ``shape``: saved too."""
+        record = Reductions(name, None, ops, reduction_tensor_names(name, ops, self._keep_colon_index))
+        self._records.append(record)
+        if shape is not None:
+            self._shapes.append((name, shape))
+        return record
+
     def _tensorboard(self, name: str, values: np.ndarray, colls: Sequence[Collection]) -> None:
         tb = self._tb
         if tb is None:

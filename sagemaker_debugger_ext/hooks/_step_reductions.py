@@ -37,11 +37,12 @@ RawRecord = tuple[str, np.ndarray, str | None, float | None]
 
 
 class Reductions:
-    """The reductions ``ops`` of one tensor: a private copy until they are computed."""
+    """The reductions ``ops`` of one tensor: a private copy until they are computed (no copy:
+    computed elsewhere, e.g. on the tensor's device, and filled in before the step's files)."""
 
     __slots__ = ("array", "name", "names", "ops", "values")
 
-    def __init__(self, name: str, array: np.ndarray, ops: Ops, names: tuple[str, ...]) -> None:
+    def __init__(self, name: str, array: np.ndarray | None, ops: Ops, names: tuple[str, ...]) -> None:
         self.name = name
         self.array: np.ndarray | None = array
         self.ops = ops

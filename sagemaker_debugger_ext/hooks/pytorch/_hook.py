@@ -29,6 +29,7 @@ from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection,
 from .._hook import BaseHook
 from .._reduction_config import ReductionConfig
 from .._save_config import SaveConfig, SaveConfigMode
+from ._device_reductions import DeviceReductionsMixin
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
@@ -38,7 +39,7 @@ from ._tensors import iter_tensors, tensor_to_numpy
 __all__ = ["Hook"]
 
 
-class Hook(BaseHook):
+class Hook(DeviceReductionsMixin, BaseHook):
     """Saves a PyTorch model's tensors while it trains (same API as ``smdebug.pytorch.Hook``).
 
     Example::
@@ -226,8 +227,9 @@ class Hook(BaseHook):
             self._forward_started = time.time()
         if self._due:
             plan = self._attach()
-            for name, param, colls in plan.params:
-                self._write_for(name, param, colls)
+            with self._device_reductions.batch():  # reductions-only parameters: reduced in a few calls
+                for name, param, colls in plan.params:
+                    self._write_for(name, param, colls)
             if any(c.name == CollectionKeys.LAYER_STATS for c in self._due):  # TRAIN steps only (see _due)
                 self._layer_stats_due = self._due  # written at the step's end, maybe after set_mode()
                 self._layer_stats.begin(self._params)
@@ -266,9 +268,7 @@ class Hook(BaseHook):
             if inputs or outputs:
                 forward.append((mod, self._forward_callback(name, inputs, outputs)))
         grads = []
-        if (
-            train and not self._own_backward
-        ):  # every parameter, frozen ones too: requires_grad is checked when attaching
+        if train and not self._own_backward:  # all parameters, frozen too: requires_grad is checked when attaching
             for name, param in self._params:
                 gname = GRADIENT_PREFIX + name
                 # matched, not registered: a frozen parameter's gradient is listed in its

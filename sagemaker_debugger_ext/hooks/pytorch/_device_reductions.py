@@ -1,0 +1,250 @@
+"""Reductions computed with torch on the tensor's own device; only the scalars reach the host.
+
+When every due collection of a tensor saves reductions only (no raw tensor, no TensorBoard
+histogram), the PyTorch hook does not copy the tensor to host memory: it reduces it where it
+lives (CPU or CUDA), several tensors per call where it can (``torch._foreach_norm`` over a
+step's parameters), keeps the results on the device as one small float64 tensor per batch,
+and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
+step's end waits for the copy only). The writer thread then only encodes scalars.
+
+Values are those of the NumPy path (``sagemaker_debugger_ext._reductions``): float64
+accumulators for sums, means, norms, products and variances (population); min and max exact;
+bfloat16 and float8 tensors reduced from their values and stored as float32, float16 ones
+stored as float16, float32 and float64 in their own dtype (beyond the stored dtype's range:
+inf, as there). Sums are taken in another order than NumPy's, so a stored float32 value may
+differ from the NumPy path's in its last bit. Tensors that do not qualify (integers,
+complex, empty, devices other than CPU and CUDA) take the NumPy path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+
+from .._collections import SCALAR_COLLECTIONS, Collection
+from .._step import StepOutput
+from .._step_reductions import Reductions
+from ._distributed import is_sharded
+
+__all__ = ["DEVICE_OPS", "DeviceReductions", "DeviceReductionsMixin", "device_plan", "reduce_tensors", "stored_dtype"]
+
+Ops = tuple[tuple[str, bool], ...]
+
+#: the reductions computed on the device (all of ``ALLOWED_REDUCTIONS + ALLOWED_NORMS``)
+DEVICE_OPS = frozenset({"min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2"})
+_F64 = torch.float64
+_FLOAT8: frozenset[torch.dtype] = frozenset(
+    d for n in dir(torch) if n.startswith("float8_") and isinstance(d := getattr(torch, n), torch.dtype)
+)
+_STORED: dict[torch.dtype, np.dtype[Any]] = {
+    torch.float32: np.dtype(np.float32),
+    torch.float64: np.dtype(np.float64),
+    torch.float16: np.dtype(np.float16),
+    torch.bfloat16: np.dtype(np.float32),  # the NumPy path reduces bf16 values as float32
+}
+_DEVICES = frozenset({"cpu", "cuda"})
+#: autograd's engine: callbacks queued on it run when the running backward pass ends
+_ENGINE = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
+
+
+def stored_dtype(tensor: torch.Tensor) -> np.dtype[Any] | None:
+    """The dtype the reductions of ``tensor`` are stored in, or None when ``tensor`` takes the
+    NumPy path (not a float tensor, empty, or on a device without float64)."""
+    if tensor.device.type not in _DEVICES or not tensor.numel():
+        return None
+    dtype = _STORED.get(tensor.dtype)
+    if dtype is None and tensor.dtype in _FLOAT8:
+        return np.dtype(np.float32)  # the NumPy path takes float8 tensors as float32
+    return dtype
+
+
+def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Sequence[tuple[str, bool]]) -> torch.Tensor:
+    """The reductions ``ops`` (``(op, abs)``) of each of ``tensors`` (non-empty floats, one
+    device) as a ``(len(tensors), len(ops))`` float64 tensor on that device.
+
+    One torch call per tensor and quantity (``aminmax``, a float64 ``sum``, ...), one
+    ``_foreach_norm`` for all the L2 norms, one ``stack`` per quantity; no host transfer.
+    """
+    flat = [(t.float() if t.dtype in _FLOAT8 else t).detach().reshape(-1) for t in tensors]
+    cache: dict[str, torch.Tensor] = {}
+    absolute: list[torch.Tensor] = []
+
+    def source(name: str) -> list[torch.Tensor]:
+        if not name.startswith("abs_"):
+            return flat
+        if not absolute:
+            absolute.extend(t.abs() for t in flat)
+        return absolute
+
+    def quantity(name: str) -> torch.Tensor:  # one float64 value per tensor
+        if name in cache:
+            return cache[name]
+        base, values = name.removeprefix("abs_"), source(name)
+        if base in ("min", "max"):
+            pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in values]).to(_F64)
+            prefix = name[: -len(base)]
+            cache[prefix + "min"], cache[prefix + "max"] = pairs[:, 0], pairs[:, 1]
+            return cache[name]
+        if base == "sum":
+            value = torch.stack([t.sum(dtype=_F64) for t in values])
+        elif base == "l2":
+            value = torch.stack(torch._foreach_norm(flat, 2, dtype=_F64))
+        elif base == "prod":
+            value = torch.stack([t.prod(dtype=_F64) for t in values])
+        else:  # variance (population, as numpy's), from a float64 copy of one tensor at a time
+            value = torch.stack([torch.var(t.to(_F64), correction=0) for t in values])
+        cache[name] = value
+        return value
+
+    columns = []
+    for op, is_abs in ops:
+        prefix = "abs_" if is_abs else ""
+        if op == "mean":
+            sizes = torch.tensor([t.numel() for t in flat], dtype=_F64, device=flat[0].device)
+            columns.append(quantity(prefix + "sum") / sizes)
+        elif op == "std":
+            columns.append(torch.sqrt(quantity(prefix + "variance")))
+        elif op in ("l1", "l2"):
+            columns.append(quantity("abs_sum" if op == "l1" else "l2"))
+        else:  # min, max, sum, prod, variance
+            columns.append(quantity(prefix + op))
+    return torch.stack(columns, dim=1)
+
+
+class DeviceReductions:
+    """A hook's reductions computed on the devices; :meth:`finish` fills the records' values.
+
+    ``host_bytes``: bytes copied from the devices to the host so far (the scalars only).
+    """
+
+    def __init__(self) -> None:
+        self._batching = 0
+        self._at_backward_end = False  # a callback at the end of the running backward pass is queued
+        self._error: Exception | None = None  # what that callback raised
+        self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
+        self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
+        self.host_bytes = 0
+
+    def add(self, record: Reductions, tensor: torch.Tensor, dtype: np.dtype[Any]) -> None:
+        """Reduce ``tensor`` into ``record``: now, when the enclosing :meth:`batch` ends, or,
+        during a backward pass (gradients), when that pass ends, all its gradients together
+        (before anything, e.g. gradient clipping, can change them in place);
+        ``dtype``: the stored dtype (see :func:`stored_dtype`)."""
+        key = (record.ops, tensor.device, tensor.dtype)
+        self._pending.setdefault(key, []).append((record, tensor, dtype))
+        if self._batching or self._at_backward_end:
+            return
+        try:
+            _ENGINE.queue_callback(self._backward_ended)
+        except RuntimeError:  # not in a backward pass
+            self._flush()
+        else:
+            self._at_backward_end = True
+
+    def _backward_ended(self) -> None:
+        self._at_backward_end = False
+        try:
+            self._flush()
+        except Exception as exc:  # noqa: BLE001 - never into the training's backward(): raised by finish()
+            self._error = exc
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Reduce the tensors added inside together (same ops, device and dtype per batch)."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching:
+                self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for (ops, device, _), items in pending.items():
+            result = reduce_tensors([t for _, t, _ in items], ops)
+            event = None
+            if device.type == "cuda":  # copy without blocking; finish() waits for this copy only
+                host = torch.empty(result.shape, dtype=_F64, pin_memory=True)
+                host.copy_(result, non_blocking=True)
+                event = torch.cuda.Event()
+                event.record()
+                result = host
+            self.host_bytes += result.numel() * result.element_size()
+            self._done.append(([(record, dtype) for record, _, dtype in items], result, event))
+
+    @property
+    def pending(self) -> bool:
+        """Whether some records wait for :meth:`finish`."""
+        return bool(self._done or self._pending)
+
+    def finish(self) -> None:
+        """Fill every reduced record's values (waits for the device copies)."""
+        self._at_backward_end = False
+        if self._error is not None:
+            error, self._error, self._pending = self._error, None, {}
+            raise error
+        self._flush()
+        done, self._done = self._done, []
+        for records, result, event in done:
+            if event is not None:
+                event.synchronize()
+            table = result.numpy()
+            with np.errstate(over="ignore"):
+                for (record, dtype), row in zip(records, table, strict=True):
+                    record.values = row.astype(dtype)
+
+
+def device_plan(colls: Sequence[Collection]) -> tuple[Ops, bool] | None:
+    """``(ops, save shape)`` when the collections ``colls`` ask for reductions only (no raw
+    tensor, no scalar collection), all computable on the device; else None (the NumPy path).
+    The ops are in :meth:`StepOutput.write_tensor`'s order."""
+    ops: list[tuple[str, bool]] = []
+    shape = False
+    for coll in colls:
+        cfg = coll.reduction_config
+        if cfg is None or cfg.save_raw_tensor or coll.name in SCALAR_COLLECTIONS:
+            return None
+        shape = shape or cfg.save_shape
+        ops.extend(key for key in cfg.all_reductions if key not in ops)
+    if not ops or not all(op in DEVICE_OPS for op, _ in ops):
+        return None
+    return tuple(ops), shape
+
+
+class DeviceReductionsMixin:
+    """The PyTorch hook's part: tensors of reductions-only collections go to a
+    :class:`DeviceReductions` (``_device_reductions``) instead of a host copy, and a step's
+    scalars are brought to the host before its files are written."""
+
+    _tb: Any
+    _output_for_step: Callable[[], StepOutput]
+    _guarded: Callable[..., Any]
+
+    @property
+    def _device_reductions(self) -> DeviceReductions:
+        found: DeviceReductions | None = self.__dict__.get("_device_reductions_")
+        if found is None:
+            found = self.__dict__["_device_reductions_"] = DeviceReductions()
+        return found
+
+    def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
+        if isinstance(value, torch.Tensor) and self._tb is None and not is_sharded(value):
+            plan = device_plan(collections)
+            dtype = stored_dtype(value) if plan is not None else None
+            if plan is not None and dtype is not None:
+                ops, shape = plan
+                record = self._output_for_step().write_reductions(name, ops, tuple(value.shape) if shape else None)
+                self._device_reductions.add(record, value, dtype)
+                return
+        super()._write_for(name, value, collections, private)  # type: ignore[misc]
+
+    def _end_step(self) -> None:
+        reductions = self.__dict__.get("_device_reductions_")
+        if reductions is not None and reductions.pending:  # the step's scalars reach the host before its files
+            self._guarded(reductions.finish)
+        super()._end_step()  # type: ignore[misc]

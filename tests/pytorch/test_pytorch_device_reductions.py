@@ -1,0 +1,154 @@
+"""Reductions-only tensors are reduced with torch on their own device; only scalars reach the
+host, and the values equal the NumPy path's (``_reductions``, what the hook stored before)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sagemaker_debugger_ext._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS, compute_reductions
+from sagemaker_debugger_ext.hooks import TrainingContext
+from sagemaker_debugger_ext.hooks._arrays import float_view
+from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
+from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
+from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+from sagemaker_debugger_ext.trials import create_trial
+
+ALL_OPS = [(op, is_abs) for op in (*ALLOWED_REDUCTIONS, *ALLOWED_NORMS) for is_abs in (False, True)]
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _numpy_path(tensor: torch.Tensor, ops: list[tuple[str, bool]]) -> list[np.ndarray]:
+    """What the hook stored before: the host copy's values reduced by ``compute_reductions``."""
+    array, dtype = tensor_to_numpy(tensor)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, as the writer thread allows
+        return compute_reductions(ops, float_view(array, dtype))
+
+
+def _device_path(tensors: list[torch.Tensor], ops: list[tuple[str, bool]]) -> list[list[np.ndarray]]:
+    table = reduce_tensors(tensors, ops).cpu().numpy()
+    out = []
+    for tensor, row in zip(tensors, table, strict=True):
+        dtype = stored_dtype(tensor)
+        assert dtype is not None
+        with np.errstate(over="ignore"):
+            out.append([np.asarray(v).astype(dtype) for v in row])
+    return out
+
+
+def _tensors(dtype: torch.dtype) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(7)
+    big = 6e4 if dtype == torch.float16 else 1e30  # squares overflow float32 (float16): float64 sums
+    return [
+        torch.randn(300, 257, generator=gen).to(dtype),
+        (torch.randn(8193, generator=gen) * 1e-3 + 0.5).to(dtype),
+        torch.tensor([2.5]).to(dtype),
+        torch.tensor([big, -big, big / 2]).to(dtype),
+        torch.tensor([1.0, float("inf"), -2.0]).to(dtype),
+        torch.tensor([float("inf"), float("-inf"), 3.0]).to(dtype),
+        torch.tensor([1.0, float("nan"), -3.0]).to(dtype),
+    ]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_device_reductions_equal_the_numpy_path(dtype: torch.dtype) -> None:
+    """Every op (plain and abs) of float32, float64, float16 and bfloat16 tensors, with inf,
+    NaN and values whose squares overflow the dtype: batched together, as the hook does."""
+    tensors = _tensors(dtype)
+    for tensor, got in zip(tensors, _device_path(tensors, ALL_OPS), strict=True):
+        want = _numpy_path(tensor, ALL_OPS)
+        for (op, is_abs), g, w in zip(ALL_OPS, got, want, strict=True):
+            assert g.dtype == w.dtype, (op, is_abs)
+            if dtype == torch.float64 and op not in ("min", "max"):  # float64 sums in another order
+                np.testing.assert_allclose(g, w, rtol=1e-12, equal_nan=True, err_msg=f"{op} abs={is_abs}")
+            else:  # float64 accumulators, stored in a narrower dtype: the same bits
+                np.testing.assert_array_equal(g, w, err_msg=f"{op} abs={is_abs}")
+
+
+def test_float8_tensors_are_reduced_as_float32_values() -> None:
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    if fp8 is None:
+        pytest.skip("this torch has no float8_e4m3fn")
+    tensor = (torch.randn(1000, generator=torch.Generator().manual_seed(1)) * 10).to(fp8)
+    assert stored_dtype(tensor) == np.float32
+    (got,) = _device_path([tensor], ALL_OPS)
+    for g, w in zip(got, _numpy_path(tensor, ALL_OPS), strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_what_the_device_path_does_not_take() -> None:
+    """Empty, integer, bool and complex tensors keep the NumPy path (NaN / empty-sum rules there)."""
+    assert stored_dtype(torch.zeros(0)) is None
+    assert stored_dtype(torch.zeros(3, dtype=torch.int64)) is None
+    assert stored_dtype(torch.zeros(3, dtype=torch.bool)) is None
+    assert stored_dtype(torch.zeros(3, dtype=torch.complex64)) is None
+    assert stored_dtype(torch.zeros(3, dtype=torch.bfloat16)) == np.float32
+    assert stored_dtype(torch.zeros(3, dtype=torch.float16)) == np.float16
+
+
+def _net() -> torch.nn.Module:
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    net.register_parameter("empty_weight", torch.nn.Parameter(torch.zeros(0)))  # no value: the NumPy path's NaN
+    return net
+
+
+def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tmp_path: Path) -> None:
+    """The hook stores reductions of the weights at the step's start and of the gradients as
+    backward delivers them (before clipping changes them in place), copies only the scalars
+    to the host, and stores what the NumPy path computes from host copies taken then."""
+    ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
+    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    expected: dict[tuple[str, int], list[np.ndarray]] = {}
+    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    for step in range(3):
+        for p, name in names.items():
+            expected[name, step] = _numpy_path(p.detach().clone(), ops)
+        opt.zero_grad()
+        net(x).square().mean().backward()
+        for p, name in names.items():
+            if p.grad is not None:
+                expected[f"gradient/{name}", step] = _numpy_path(p.grad.clone(), ops)
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)  # changes the gradients in place
+        opt.step()
+    host_bytes = hook._device_reductions.host_bytes
+    hook.close()
+    assert hook._arenas.bytes_copied == 0  # no host copy of any tensor
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 1, 2]
+    checked = 0
+    for (name, step), want in expected.items():
+        tensor = trial.tensor(name)
+        stored = tensor.reduction_values(step)
+        assert set(stored) == set(ops), name
+        for key, w in zip(ops, want, strict=True):
+            np.testing.assert_array_equal(stored[key], w, err_msg=f"{name} step {step} {key}")
+            checked += 1
+        with pytest.raises(Exception, match="not saved|unavailable|Unavailable"):
+            tensor.value(step)  # reductions only: no raw value
+    assert checked == len(expected) * len(ops)
+    assert np.isnan(trial.tensor("Sequential_empty_weight").reduction_value(0, "min"))  # the NumPy path's rule
+    # only scalars crossed to the host: 4 non-empty parameters + 4 gradients, 6 float64 each, 3 steps
+    assert host_bytes == 3 * 8 * len(ops) * 8
+
+
+def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> None:
+    """A collection that saves the raw tensor still copies it (the count ``make bench`` reports)."""
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1),
+                include_collections=["weights"], context=TrainingContext())  # fmt: skip
+    net = torch.nn.Linear(16, 4)
+    hook.register_module(net)
+    for _ in range(2):
+        net(torch.zeros(2, 16)).sum().backward()
+    hook.close()
+    assert hook._device_reductions.host_bytes == 0
+    assert hook._arenas.bytes_copied == 2 * net.weight.numel() * 4
