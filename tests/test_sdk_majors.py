@@ -70,14 +70,21 @@ def test_sagemaker_train_outside_the_tested_range_is_named() -> None:
     assert f"{major}.{minor + 1}.0 is installed" in text and "[sdk3]" in text
 
 
-# the part built on the major that is NOT installed here, and the part that is
-_OTHER = {2: ("sagemaker_debugger_ext.train", 3), 3: ("sagemaker_debugger_ext.estimator", 2)}
+# the parts built on the major that is NOT installed here (module, the major it needs)
+_OTHER = {
+    2: [("sagemaker_debugger_ext.train", 3)],
+    3: [("sagemaker_debugger_ext.estimator", 2), ("sagemaker_debugger_ext.local._session", 2)],
+}
 
 
 @pytest.mark.skipif(installed_sdk_major() not in _OTHER, reason="needs SageMaker SDK v2 or v3 installed")
-def test_the_other_majors_part_raises_one_clear_error() -> None:
+@pytest.mark.parametrize("index", [0, 1])
+def test_the_other_majors_part_raises_one_clear_error(index: int) -> None:
     have = installed_sdk_major()
-    module, needs = _OTHER[have]
+    parts = _OTHER[have]
+    if index >= len(parts):
+        return  # SDK v2 has one such part
+    module, needs = parts[index]
     with pytest.raises(SdkVersionError) as info:
         importlib.import_module(module)
     text = str(info.value)
@@ -87,6 +94,21 @@ def test_the_other_majors_part_raises_one_clear_error() -> None:
     assert isinstance(info.value, ImportError) and isinstance(info.value, DebuggerExtError)
     assert info.value.required == needs and info.value.installed == installed_version()
     assert info.value.__suppress_context__  # one error, not a chain of ModuleNotFoundErrors
+
+
+@pytest.mark.skipif(installed_sdk_major() != 3, reason="the v2 parts refuse to import under SDK v3 only")
+def test_top_level_v2_names_and_cli_run_under_v3_say_what_to_install(tmp_path: Path) -> None:
+    import sagemaker_debugger_ext as sdx
+
+    with pytest.raises(SdkVersionError, match="sagemaker_debugger_ext.LocalSession needs the SageMaker Python SDK v2"):
+        _ = sdx.LocalSession
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    out = subprocess.run([sys.executable, "-m", "sagemaker_debugger_ext.cli", "run", str(script)],
+                         capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert out.returncode != 0
+    assert "sagemaker-debugger-ext run needs the SageMaker Python SDK v2" in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 @pytest.mark.skipif(installed_sdk_major() != 2, reason="the v2 Estimator's names need SDK v2")

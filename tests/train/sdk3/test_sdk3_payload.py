@@ -179,3 +179,13 @@ def test_disable_profiler_sends_only_the_flag() -> None:
     body = _wire_body(_trainer().with_debugger(disable_profiler=True))
     assert body["ProfilerConfig"] == {"DisableProfiler": True}
     assert "ProfilerRuleConfigurations" not in body
+
+
+def test_local_container_mode_is_refused_with_the_way_to_run_locally() -> None:
+    """ModelTrainer's Docker local mode drops Debugger: with_debugger says to use local_session instead."""
+    from sagemaker.train.model_trainer import Mode
+
+    trainer = ModelTrainer(training_image=INPUTS["image_uri"], training_mode=Mode.LOCAL_CONTAINER)
+    trainer.with_debugger(rules=[sdx.Rule.sagemaker(sdx.rule_configs.vanishing_gradient())])
+    with pytest.raises(ConfigStateError, match="LOCAL_CONTAINER mode runs Docker and drops Debugger.*local_session"):
+        trainer._create_training_job_args()
