@@ -1,7 +1,9 @@
 """sagemaker-debugger-ext: a maintained, drop-in SageMaker Debugger.
 
 SDK-compatible config objects and CreateTrainingJob payloads, an ``Estimator`` subclass of
-``sagemaker.estimator.Estimator`` (v2), and a Docker-free local mode (``LocalSession``).
+``sagemaker.estimator.Estimator`` (SDK v2), ``sagemaker_debugger_ext.train.ModelTrainer`` for
+SDK v3, and a Docker-free local mode (``LocalSession``; ``train.local_session()`` for v3).
+The core needs no SDK; docs/sdk-versions.md says which part needs which SDK major.
 
 smdebug's top-level names are here too (``import sagemaker_debugger_ext as smd;
 smd.SaveConfig(...)``, ``smd.modes.TRAIN``): ``SaveConfig``, ``SaveConfigMode``,
