@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._history import append_run, compare
+from benchmarks._history import append_run, compare, git_commit
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
@@ -26,6 +26,7 @@ RESULTS = HERE / "results.json"
 def main(argv: list[str]) -> int:
     if argv[:1] == ["compare"]:
         return compare(sys.stdout)
+    commit = git_commit(HERE)  # the code measured: taken before the run writes its outputs
     names = sorted(m.name for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
     if argv:
         wanted = {a if a.startswith("bench_") else f"bench_{a}" for a in argv}
@@ -54,7 +55,7 @@ def main(argv: list[str]) -> int:
     tmp = RESULTS.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n")
     tmp.replace(RESULTS)
-    append_run(results, names)
+    append_run(results, names, commit=commit)
     print(json.dumps(merged, indent=2, sort_keys=True))
     return 1 if failures else 0
 

@@ -20,8 +20,13 @@ HISTORY = Path(__file__).resolve().parent / "history.jsonl"
 __all__ = ["HISTORY", "append_run", "compare", "git_commit", "load_history"]
 
 
+#: the benchmarks' own outputs: changed by every run, so not counted as uncommitted changes
+OUTPUTS = ("benchmarks/results.json", "benchmarks/history.jsonl")
+
+
 def git_commit(repo: Path) -> tuple[str, bool]:
-    """``(HEAD commit, whether tracked files differ from it)``; ``("unknown", False)`` outside git."""
+    """``(HEAD commit, whether tracked files other than the benchmarks' outputs differ from
+    it)``; ``("unknown", False)`` outside git."""
     try:
         head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
                               capture_output=True, text=True, timeout=30, check=True).stdout.strip()  # fmt: skip
@@ -29,12 +34,20 @@ def git_commit(repo: Path) -> tuple[str, bool]:
                                 capture_output=True, text=True, timeout=30, check=True).stdout  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return "unknown", False
-    return head, bool(status.strip())
+    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    return head, any(path not in OUTPUTS for path in changed)
 
 
-def append_run(results: dict[str, object], benchmarks: list[str], *, path: Path = HISTORY) -> dict[str, object]:
-    """Append one run's figures (numbers only) with the current commit to ``path``; return the entry."""
-    commit, dirty = git_commit(path.parent)
+def append_run(
+    results: dict[str, object],
+    benchmarks: list[str],
+    *,
+    path: Path = HISTORY,
+    commit: tuple[str, bool] | None = None,
+) -> dict[str, object]:
+    """Append one run's figures (numbers only) with ``commit`` (``(commit, dirty)``, by default
+    the checkout's now: pass the one taken when the run started) to ``path``; return the entry."""
+    commit, dirty = commit or git_commit(path.parent)
     figures = {k: v for k, v in sorted(results.items()) if isinstance(v, (int, float)) and not isinstance(v, bool)}
     entry: dict[str, object] = {
         "commit": commit,

@@ -44,7 +44,15 @@ def test_each_run_appends_its_numeric_figures_with_the_commit(repo: Path) -> Non
     )
     (repo / "code.py").write_text("x = 2\n")  # uncommitted change: the run is marked dirty
     append_run({"hook_overhead": 0.04}, ["bench_hooks"], path=history)
-    first, second = load_history(history)
+    _git(repo, "checkout", "code.py")
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "results.json").write_text("{}")
+    _git(repo, "add", "benchmarks/results.json")
+    _git(repo, "commit", "-q", "-m", "results")
+    (repo / "benchmarks" / "results.json").write_text('{"a": 1}')  # the run's own output: not dirty
+    append_run({"a": 1}, ["bench_a"], path=history)
+    first, second, third = load_history(history)
+    assert third["dirty"] is False
     assert first["commit"] == head
     assert first["dirty"] is False
     assert first["results"] == {"reader_vs_smdebug": 15.5}
