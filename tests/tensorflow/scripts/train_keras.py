@@ -1,7 +1,9 @@
 """A Keras training script as users write them for SageMaker's TensorFlow estimator.
 
 Hyperparameters (TF style): --epochs, --batch-size, --learning-rate, --model_dir (the SDK
-passes it), --nan-at-step K (a weight becomes NaN before train step K: the loss diverges),
+passes it), --nan-at-step K (the output layer's kernel becomes NaN before train step K: the loss
+diverges; a NaN kernel before the ReLU would not reach the loss on TF 2.21, whose relu maps
+NaN to 0),
 --step-seconds S (simulated compute per batch). The hook comes from SageMaker's
 debughookconfig.json when the job has one.
 """
@@ -58,7 +60,7 @@ class Diverge(keras.callbacks.Callback):
     def on_train_batch_begin(self, batch, logs=None):
         self.step += 1
         if self.step == args.nan_at_step:
-            kernel = model.get_layer("dense").kernel
+            kernel = model.get_layer("out").kernel  # past the ReLU: TF 2.21 maps relu(NaN) to 0
             kernel.assign(np.full(kernel.shape, np.nan, dtype="float32"))
         if args.step_seconds:
             time.sleep(args.step_seconds)
