@@ -26,9 +26,11 @@ from ..config._rules import RuleBase
 from . import _wire
 from ._local import is_local_session, wait_locally
 
-__all__ = ["BACKENDS", "ModelTrainer"]
+__all__ = ["BACKENDS", "BACKEND_ENV", "ModelTrainer"]
 
 BACKENDS = ("service",)
+#: the environment variable that picks the Debugger backend when ``backend`` is not given
+BACKEND_ENV = "SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND"
 _ALL_BACKENDS = ("service", "self-hosted")
 
 
@@ -53,30 +55,35 @@ class ModelTrainer(_SdkModelTrainer):
         profiler_config: Any = None,
         tensorboard_output_config: Any = None,
         disable_profiler: bool = False,
-        backend: str = "service",
+        backend: str | None = None,
     ) -> ModelTrainer:
         """Configure SageMaker Debugger for this trainer's jobs; returns the trainer.
 
         The arguments mean what they mean on SDK v2's ``Estimator``: ``rules`` (``Rule`` /
         ``ProfilerRule``), ``debugger_hook_config`` (``None``: the default hook, ``False``: no
         hook), ``profiler_config``, ``tensorboard_output_config``, ``disable_profiler``.
+        ``backend``: ``"service"`` (SageMaker's Debugger; default, or ``$SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND``);
+        ``"self-hosted"`` is refused for ModelTrainer in this release.
 
         Raises:
             ConfigTypeError, ConfigValueError: a bad argument (named, with its value).
             ConfigStateError: a TensorBoard config given here and through
                 ``with_tensorboard_output_config``.
         """
+        field = "backend"
+        if backend is None:  # the v2 Estimator's variable, as its debugger_backend does
+            field, backend = BACKEND_ENV, (os.environ.get(BACKEND_ENV) or "service").strip().lower()
         if backend not in _ALL_BACKENDS:
             expected = f"one of {', '.join(map(repr, _ALL_BACKENDS))}"
-            raise ConfigValueError(field_error_message("backend", expected, backend), field="backend", value=backend)
+            raise ConfigValueError(field_error_message(field, expected, backend), field=field, value=backend)
         if backend not in BACKENDS:
             msg = field_error_message(
-                "backend",
+                field,
                 "'service' for ModelTrainer in this release (the self-hosted Debugger is available for the "
                 "v2 Estimator only; ModelTrainer support will follow)",
                 backend,
             )
-            raise ConfigValueError(msg, field="backend", value=backend)
+            raise ConfigValueError(msg, field=field, value=backend)
         self._debugger_inputs = convert_debugger_arguments(
             {
                 "rules": rules,

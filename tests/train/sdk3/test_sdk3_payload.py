@@ -166,6 +166,16 @@ def test_bad_arguments_are_refused_by_name() -> None:
         trainer.with_debugger(backend="self-hosted")
 
 
+def test_backend_from_the_v2_estimators_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No backend argument: the variable the v2 Estimator's debugger_backend reads decides, named in errors."""
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "Self-Hosted")
+    with pytest.raises(ConfigValueError, match="'SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND'.*got 'self-hosted'"):
+        _trainer().with_debugger()
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "service")
+    body = _wire_body(_trainer().with_debugger(**_ours()))
+    assert _normalised(_debugger_fields(body)) == _normalised(GOLDEN["fields"])
+
+
 def test_tensorboard_configured_twice_is_refused() -> None:
     from sagemaker.core.training.configs import TensorBoardOutputConfig
 
