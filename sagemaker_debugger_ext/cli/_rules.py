@@ -72,10 +72,15 @@ def _list(args: argparse.Namespace) -> int:
     table.add_column("rule", style="bold")
     table.add_column("kind")
     table.add_column("fires when")
-    table.add_column("parameters (default)")
+    table.add_column("parameters (default → recommended)")
     for rule in rules:
-        params = "\n".join(f"{p['name']} = {p['default']}" for p in rule["parameters"]) or "-"
-        table.add_row(rule["name"], rule["kind"], rule["description"], params)
+        rec = rule.get("recommended_parameters") or {}
+        params = "\n".join(
+            f"{p['name']} = {p['default']}" + (f" → {rec[p['name']]}" if p["name"] in rec else "")
+            for p in rule["parameters"]
+        )
+        name = rule["name"] + ("\n(recommended settings)" if rec else "")
+        table.add_row(name, rule["kind"], rule["description"], params or "-")
     Console(soft_wrap=False).print(table)
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .builtin import BUILTIN_RULES
+from .builtin import BUILTIN_RULES, RECOMMENDED_RULE_PARAMETERS
 
 __all__ = ["catalog", "format_default", "profiler_catalog"]
 
@@ -23,7 +23,8 @@ def format_default(value: Any) -> str:
 
 
 def catalog() -> list[dict[str, Any]]:
-    """One dict per built-in rule: name, description, parameters (name, type, default, doc)."""
+    """One dict per built-in rule: name, description, parameters (name, type, default, doc),
+    recommended_parameters (``RECOMMENDED_RULE_PARAMETERS``; empty: its defaults are quiet)."""
     out = []
     for name, cls in BUILTIN_RULES.items():
         out.append(
@@ -35,6 +36,7 @@ def catalog() -> list[dict[str, Any]]:
                     for p in cls.PARAMETERS
                 ],
                 "needs_other_trials": cls.NEEDS_OTHER_TRIALS,
+                "recommended_parameters": dict(RECOMMENDED_RULE_PARAMETERS.get(name, {})),
             }
         )
     return out
@@ -62,5 +64,5 @@ def profiler_catalog() -> list[dict[str, Any]]:
                  "doc": "any parameter of the rules above, e.g. CPUBottleneck_threshold"},
             ]  # fmt: skip
         out.append({"name": name, "kind": "profiler", "description": cls.DESCRIPTION, "parameters": params,
-                    "needs_other_trials": False})  # fmt: skip
+                    "needs_other_trials": False, "recommended_parameters": {}})  # fmt: skip
     return out

@@ -42,6 +42,20 @@ def test_rules_list_shows_profiler_rules_with_sagemaker_defaults(capsys: pytest.
     assert "GPUMemoryIncrease" in table and "profiler" in table and "cpu_threshold = 90" in table
 
 
+def test_rules_list_shows_recommended_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    """``rules list`` says which rules have recommended settings (``recommended_rule``) and what they are."""
+    from sagemaker_debugger_ext.rules import RECOMMENDED_RULE_PARAMETERS
+
+    assert main(["rules", "list", "--json"]) == 0
+    rules = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rules["ClassImbalance"]["recommended_parameters"] == {"noise_aware": "True"}
+    assert rules["VanishingGradient"]["recommended_parameters"] == {}
+    assert {n for n, r in rules.items() if r["recommended_parameters"]} == set(RECOMMENDED_RULE_PARAMETERS)
+    assert main(["rules", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "(recommended settings)" in out and "num_steps = 10 → 40" in out
+
+
 def test_rules_run_on_smdebug_run(smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``rules run`` with --param prints the status and findings and writes the report."""
     code = main(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from ..._rule_params import Kind, Param, non_negative, positive
@@ -51,10 +52,11 @@ class Overtraining(_LossRule):
         self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
     ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
-        self._best: dict[tuple[str, str], tuple[float, float]] = {}
+        self._best: dict[tuple[str, str], float] = {}
         self._since: dict[tuple[str, str], int] = {}
         self._train_window: dict[str, list[float]] = {}
         self._series: dict[str, list[float]] = {}
+        self._smooth: dict[str, list[float]] = {}
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
@@ -68,6 +70,21 @@ class Overtraining(_LossRule):
 
     def loss_names(self) -> list[str]:
         return self.select_tensors(["losses"])
+
+    def _train_se(self, name: str, window: list[float]) -> float:
+        """Noise of the smoothed training loss: the larger of the batch noise over sqrt(window) and
+        the spread (median absolute) of differences between smoothed values a window apart over the last four windows
+        (a loss logged as a running mean over the epoch, as Keras logs it, is smooth from save to
+        save yet differs from epoch to epoch). Per value: the difference's spread over sqrt(2)."""
+        k = len(window)
+        smooth = self._smooth.setdefault(name, [])
+        smooth.append(mean(window))
+        del smooth[: -4 * k]
+        iid = (noise_sigma(window) or 0.0) / k**0.5
+        lagged = [b - a for a, b in zip(smooth, smooth[k:], strict=False)]
+        # robust (median): the decline before a stop leaves the history's older half without effect
+        spread = 1.4826 * statistics.median(abs(d) for d in lagged) / 2**0.5 if lagged else 0.0
+        return max(iid, spread)
 
     def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:
         """(tensor, 'training'|'validation', value, saved steps it stands for, its standard error) judged at ``step``."""
@@ -85,8 +102,7 @@ class Overtraining(_LossRule):
                 window.append(v)
                 del window[: -self.p["patience_train"]]
                 if len(window) == self.p["patience_train"]:
-                    se = (noise_sigma(window) or 0.0) / len(window) ** 0.5
-                    out.append((name, "training", mean(window), 1, se))
+                    out.append((name, "training", mean(window), 1, self._train_se(name, window)))
             elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
                 out.append((name, "validation", found[0], found[1], self._series_se(name, found[0])))
         return out
@@ -98,11 +114,13 @@ class Overtraining(_LossRule):
             patience = self.p["patience_train"] if which == "training" else self.p["patience_validation"]
             seen = True
             key = (name, which)
-            best, best_se = self._best.get(key, (None, 0.0))
+            best = self._best.get(key)
             if best is None or now < best - self.p["delta"]:
-                self._best[key], self._since[key] = (now, se), 0
+                self._best[key], self._since[key] = now, 0
                 continue
-            margin = z * (se * se + best_se * best_se) ** 0.5
+            margin = (
+                z * se * 2**0.5
+            )  # the noise as measured now, for both values: the best's own era may have been noisier
             if margin > 0 and now - best <= margin:  # noise_aware: within noise of the best
                 self._since[key] = 0
                 continue
