@@ -12,6 +12,7 @@ Jobs run through local mode's ``Estimator(instance_type="local").fit()`` (two at
 Every rule runs with the package's recommended settings (``RECOMMENDED_RULE_PARAMETERS``,
 the settings the healthy-runs benchmark ``bench_rules_healthy`` finds quiet) plus the
 case's tensor selection, so a quiet rule that misses faults shows here.
+``RULES_BENCH_RULES=A,B`` runs only the jobs of those rules (their own section of the results file).
 Writes its section of ``benchmarks/rules_results.md`` and returns flat metrics.
 """
 
@@ -299,14 +300,18 @@ def run() -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-rules-"))
     t0 = time.perf_counter()
     done: list[tuple[dict[str, Any], int | None]] = []
+    only = {r for r in os.environ.get("RULES_BENCH_RULES", "").split(",") if r}  # e.g. the rules a change touched
+    jobs = [(k, s, h, o, tuple(x for x in r if not only or x in only)) for (k, s, h, o, r) in JOBS]
+    jobs = [j for j in jobs if j[4]]
     with job_store(root), ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in JOBS]
+        futures = [(pool.submit(_run_job, root, k, s, h, r, seed, {}), o) for seed in SEEDS for (k, s, h, o, r) in jobs]
         done = [(f.result(), o) for f, o in futures]
         refs = {j["seed"]: j["debug"] for j, _ in done if j["kind"] == "mlp-clean"}
         futures = [
             (pool.submit(_run_job, root, k, s, h, r, seed, {"other_trial_0": refs[seed]}), o)
             for seed in SEEDS
             for (k, s, h, o, r) in SIMILAR_JOBS
+            if not only or "SimilarAcrossRuns" in only
         ]
         done += [(f.result(), o) for f, o in futures]
     per_rule, _ = _score(done)
@@ -364,7 +369,10 @@ def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, 
         lines.append(
             f"| {rule} | {d['tp']}/{d['fn']} | {d['fp']}/{d['tn']} | {out[f'rules_{rule}_precision']} | {out[f'rules_{rule}_recall']} | {med} |"
         )
-    replace_section(HERE / "rules_results.md", "detection", "\n".join(lines))
+    only = os.environ.get("RULES_BENCH_RULES", "")
+    if only:  # a partial run keeps the full table and writes its own section
+        lines[0] += f" (RULES_BENCH_RULES={only})"
+    replace_section(HERE / "rules_results.md", "detection_selected" if only else "detection", "\n".join(lines))
 
 
 if __name__ == "__main__":

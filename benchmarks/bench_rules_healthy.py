@@ -1,41 +1,53 @@
 """Healthy-runs benchmark: how often the built-in rules fire on training that is fine.
 
-Six healthy architectures (``benchmarks/rule_cases/healthy_case.py``: MLP classifier, small
-CNN, GRU, small transformer encoder, MLP regressor with BatchNorm — PyTorch — and an
-XGBoost classifier), two seeds each, every applicable rule, through local mode's
-``Estimator(instance_type="local").fit()``: once with the rules at their SageMaker defaults
-(plus the tensor selection a rule requires), once with the package's recommended settings
-(``sagemaker_debugger_ext.rules.RECOMMENDED_RULE_PARAMETERS``). Collections are saved every
-10 steps (labels and predictions every 2, so ClassImbalance sees its 500 samples).
+The runs are not a fixed suite the settings could be tuned to: each is drawn by
+:func:`draw_spec` from a fresh seed (``RULES_HEALTHY_SEED`` replays a benchmark; default: a new
+base seed every invocation, printed and recorded): architecture family (PyTorch MLP
+classifier, CNN, GRU, MLP regressor with or without BatchNorm; a Keras MLP; XGBoost), width,
+depth, optimizer, learning rate within the optimizer's healthy range, batch size, dataset
+shape, noise level, epochs and save interval (``benchmarks/rule_cases/generated_case.py``
+trains it, CPU, a few seconds). Every applicable rule is evaluated on the finished trial
+twice: at its SageMaker defaults (plus the tensor selection a rule requires) and with the
+recommended settings (``RECOMMENDED_RULE_PARAMETERS``). Every firing is a false alarm.
 
-Every firing is a false alarm; a rule run that evaluated no step counts as not evaluated.
-``python -m benchmarks rules_healthy`` runs it alone. Writes its section of
-``benchmarks/rules_results.md`` and returns flat metrics.
+Reported: false alarms per rule run that evaluated a step, and runs with any false alarm per
+run, each with a 95 % Wilson interval; per rule in ``benchmarks/rules_results.md``.
+``RULES_HEALTHY_RUNS`` (default 48),
+``RULES_BENCH_WORKERS`` (default 2). ``python -m benchmarks rules_healthy`` runs it alone.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import secrets
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ._local_jobs import job_store, rule_report, run_rule_job
+import numpy as np
+
+from ._local_jobs import CASES_DIR
 from .bench_rules import HERE, replace_section
 
-SEEDS = (0, 1)
-ARCHS = ("mlp", "cnn", "gru", "transformer", "mlp_bn", "xgb")
-CLASSIFIERS = ("mlp", "cnn", "gru", "transformer", "xgb")
+FAMILIES = ("mlp", "cnn", "gru", "mlp_reg", "keras_mlp", "xgb")
+FAMILY_WEIGHTS = (0.2, 0.2, 0.15, 0.2, 0.1, 0.15)  # Keras runs cost the most (TensorFlow's start)
+Z95 = 1.959964
 
 # the selection a rule needs to evaluate anything (AWS requires it; not a tuning)
 REQUIRED: dict[str, dict[str, str]] = {
     "AllZero": {"collection_names": "weights,relu_output"},
     "UnchangedTensor": {"collection_names": "weights"},
 }
-TORCH_RULES = (
+# model-specific names the user sets with the recommended settings (the default names MXNet's input)
+MODEL_SPECIFIC: dict[str, dict[str, str]] = {"CheckInputImages": {"regex": ".*GeneratedCNN_input_0"}}
+NN_RULES = (
     "VanishingGradient", "ExplodingTensor", "WeightUpdateRatio", "AllZero", "DeadRelu", "SaturatedActivation",
     "TensorVariance", "UnchangedTensor", "LossNotDecreasing", "Overtraining", "Overfit", "PoorWeightInitialization",
 )  # fmt: skip
@@ -47,52 +59,49 @@ XGB_RULES = (
     "FeatureImportanceOverweight",
     "TreeDepth",
 )
+OPTIMIZERS = {"sgd": (0.01, 0.05), "adam": (5e-4, 5e-3), "adamw": (5e-4, 5e-3)}  # healthy learning rates
 
 
-def rules_for(arch: str) -> tuple[str, ...]:
-    """Every rule that applies to ``arch``."""
-    rules = XGB_RULES if arch == "xgb" else TORCH_RULES
-    if arch in CLASSIFIERS:
+def draw_spec(seed: int) -> dict[str, Any]:
+    """One healthy run's configuration, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    family = str(rng.choice(FAMILIES, p=FAMILY_WEIGHTS))
+    optimizer = str(rng.choice(["adam", "adamw"] if family == "gru" else list(OPTIMIZERS)))  # SGD: GRUs crawl
+    low, high = OPTIMIZERS[optimizer]
+    spec: dict[str, Any] = {
+        "seed": seed, "family": family, "optimizer": optimizer,
+        "lr": float(np.exp(rng.uniform(np.log(low), np.log(high)))),
+        "width": int(rng.choice([16, 32, 64, 128])), "depth": int(rng.integers(1, 4)),
+        "batch": int(rng.choice([32, 64, 128])), "features": int(rng.integers(6, 41)),
+        "classes": int(rng.integers(2, 6)), "side": int(rng.choice([8, 12, 16])),
+        "noise": float(rng.uniform(0.5, 1.5)), "snr": float(rng.uniform(2.5, 4.0)),
+        "batchnorm": bool(rng.random() < 0.5), "epochs": int(rng.integers(4, 7)),
+        "train_batches": int(rng.integers(20, 36)), "eval_batches": int(rng.integers(4, 9)),
+        "save_interval": int(rng.choice([2, 5, 10])),
+    }  # fmt: skip
+    # class centres ~ N(0, separation^2): distance between two centres / noise ~ snr (every class learnable)
+    dims = spec["side"] ** 2 if family == "cnn" else spec["features"]  # a CNN class is a pattern over side^2 pixels
+    spec["separation"] = float(spec["snr"] * spec["noise"] / np.sqrt(2 * dims))
+    if family == "cnn":  # convolutions and pooling see a template less directly than a linear layer
+        spec["separation"] *= 1.5
+    if family == "gru":  # recurrent nets train slower: the upper half of the range, doubled
+        spec["lr"] = float(np.exp(rng.uniform(np.log(np.sqrt(low * high)), np.log(2 * high))))
+    if family == "xgb":
+        spec["lr"] = float(rng.uniform(0.05, 0.15))  # eta; max_depth 3 + depth (4-6), subsample 0.8: regularised
+        spec["optimizer"] = "boosting"
+    return spec
+
+
+def rules_for(family: str) -> tuple[str, ...]:
+    """Every rule that applies to ``family``."""
+    rules = XGB_RULES if family == "xgb" else NN_RULES
+    if family in ("mlp", "cnn", "gru", "xgb"):  # labels and predictions saved
         rules += ("ClassImbalance", "Confusion")
-    if arch == "cnn":
+    if family == "cnn":
         rules += ("CheckInputImages",)
-    if arch in ("gru", "transformer"):
+    if family == "gru":
         rules += ("NLPSequenceRatio",)
     return rules
-
-
-def _collections(arch: str) -> list[Any]:
-    from sagemaker_debugger_ext import CollectionConfig
-
-    if arch == "xgb":
-        names: dict[str, str | None] = {
-            "metrics": None,
-            "losses": None,
-            "feature_importance": None,
-            "trees": None,
-            "labels": None,
-            "predictions": None,
-            "hyperparameters": None,
-        }
-    else:
-        names = {
-            "weights": None, "biases": None, "gradients": None, "losses": None, "relu_output": ".*relu_output",
-            "relu_input": ".*relu_input", "tanh_input": ".*tanh_input", "sigmoid_input": ".*sigmoid_input",
-            "labels": "^labels$", "predictions": "^predictions$", "input_image": ".*SmallCNN_input_0",
-            "input_sequence": ".*embedding0_input_0",
-        }  # fmt: skip
-    out = []
-    for name, regex in names.items():
-        interval = "2" if name in ("labels", "predictions") else "10"
-        if arch == "xgb":
-            interval = "1"  # one step per boosting round
-        params = {"save_interval": interval, **({"include_regex": regex} if regex else {})}
-        out.append(CollectionConfig(name=name, parameters=params))
-    return out
-
-
-# model-specific names the user sets with the recommended settings (the default names MXNet's input)
-MODEL_SPECIFIC: dict[str, dict[str, str]] = {"CheckInputImages": {"regex": ".*SmallCNN_input_0"}}
 
 
 def rule_parameters(rule: str, setting: str) -> dict[str, str]:
@@ -106,120 +115,181 @@ def rule_parameters(rule: str, setting: str) -> dict[str, str]:
     return params
 
 
-def _launch(work: Path, arch: str, seed: int, setting: str) -> dict[str, dict[str, Any]]:
-    from sagemaker_debugger_ext import DebuggerHookConfig
+def hook_config(local_path: Path, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's DebuggerHookConfig as SMDEBUG_CONFIG_FILE_PATH JSON; labels/predictions every 2 steps."""
+    if spec["family"] == "xgb":
+        names: dict[str, str | None] = dict.fromkeys(
+            ("metrics", "losses", "feature_importance", "trees", "labels", "predictions", "hyperparameters")
+        )
+    else:
+        names = {
+            "weights": None, "biases": None, "gradients": None, "losses": None, "relu_output": ".*relu_output",
+            "relu_input": ".*relu_input", "tanh_input": ".*tanh_input", "sigmoid_input": ".*sigmoid_input",
+            "labels": "^labels$", "predictions": "^predictions$", "input_image": ".*GeneratedCNN_input_0",
+            "input_sequence": ".*embedding0_input_0",
+        }  # fmt: skip
+    every = 1 if spec["family"] == "xgb" else spec["save_interval"]
+    colls = []
+    for name, regex in names.items():
+        interval = min(every, 2) if name in ("labels", "predictions") else every
+        params = {"save_interval": str(interval), **({"include_regex": regex} if regex else {})}
+        colls.append({"CollectionName": name, "CollectionParameters": params})
+    hook = {"save_interval": str(every)}
+    return {"LocalPath": str(local_path), "HookParameters": hook, "CollectionConfigurations": colls}
 
-    rules = rules_for(arch)
-    hook = DebuggerHookConfig(hook_parameters={"save_interval": "10"}, collection_configs=_collections(arch))
-    job, summary = run_rule_job(work, entry_point="healthy_case.py", hyperparameters={"arch": arch, "seed": str(seed)},
-                                rules={rule: rule_parameters(rule, setting) for rule in rules}, hook_config=hook,
-                                base_job_name=f"healthy-{arch.replace('_', '-')}")  # fmt: skip
-    out = {}
-    for rule in rules:
-        s = summary.get(rule, {})
-        report = rule_report(work, job, rule)
-        out[rule] = {
-            "status": s.get("RuleEvaluationStatus", "missing"),
-            "details": s.get("StatusDetails", ""),
-            "evaluated": report.get("StepsEvaluated"),
-            "first": report.get("FirstFiredStep"),
-            "finding": (report.get("Findings") or [{}])[0].get("message"),
-        }
-    return out
 
+def _evaluate(trial: Any, rule: str, params: Mapping[str, str]) -> dict[str, Any]:
+    from sagemaker_debugger_ext.exceptions import NoMoreData
+    from sagemaker_debugger_ext.rules import invoke_rule
+    from sagemaker_debugger_ext.rules.builtin import BUILTIN_RULES
 
-def _run_job(root: Path, arch: str, seed: int, setting: str) -> dict[str, Any]:
-    work = root / f"{arch}-s{seed}-{setting}"
-    work.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    results = _launch(work, arch, seed, setting)
+    try:
+        obj = BUILTIN_RULES[rule](trial, **params)
+        try:
+            invoke_rule(obj)
+        except NoMoreData:
+            pass
+    except Exception as exc:  # a rule error is counted, not fatal to the benchmark
+        return {"status": "Error", "evaluated": 0, "first": None, "finding": f"{type(exc).__name__}: {exc}"}
+    fired = bool(obj.fired_steps)
     return {
-        "arch": arch,
-        "seed": seed,
-        "setting": setting,
-        "results": results,
-        "seconds": round(time.perf_counter() - t0, 1),
+        "status": "IssuesFound" if fired else "NoIssuesFound",
+        "evaluated": obj.steps_evaluated,
+        "first": obj.fired_steps[0] if fired else None,
+        "finding": obj.findings[0].message if obj.findings else None,
     }
 
 
-def _tally(jobs: list[dict[str, Any]], setting: str) -> dict[str, Any]:
-    runs = [(j, rule, r) for j in jobs if j["setting"] == setting for rule, r in j["results"].items()]
-    evaluated = [(j, rule, r) for j, rule, r in runs if r["evaluated"]]
-    alarms = [(j, rule, r) for j, rule, r in runs if r["status"] == "IssuesFound"]
-    errors = [(j, rule, r) for j, rule, r in runs if r["status"] not in ("IssuesFound", "NoIssuesFound")]
-    return {"runs": runs, "evaluated": evaluated, "alarms": alarms, "errors": errors}
+def run_one(root: Path, seed: int) -> dict[str, Any]:
+    """Train the run drawn from ``seed`` and evaluate its rules at both settings (in a worker process)."""
+    from sagemaker_debugger_ext.trials import create_trial
+
+    work = root / f"run-{seed}"
+    spec = draw_spec(seed) | {"report": str(work / "report.json")}
+    debug = work / "debug-output"
+    work.mkdir(parents=True, exist_ok=True)
+    cfg = work / "hook.json"
+    cfg.write_text(json.dumps(hook_config(debug, spec)))
+    env = {k: v for k, v in os.environ.items() if k != "TRAINING_JOB_NAME"}
+    env |= {"SMDEBUG_CONFIG_FILE_PATH": str(cfg), "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    t0 = time.perf_counter()
+    argv = [sys.executable, str(CASES_DIR / "generated_case.py"), "--spec", json.dumps(spec)]
+    train = subprocess.run(argv, env=env, capture_output=True, timeout=600, check=False)
+    train_s = time.perf_counter() - t0
+    if train.returncode != 0:
+        tail = (train.stdout + train.stderr).decode(errors="replace")[-800:]
+        return {"spec": spec, "error": f"training failed: {tail}", "results": {}}
+    (debug / "training_job_end.ts").touch()
+    health = json.loads((work / "report.json").read_text())
+    if not health["eval_losses"][-1] < 0.9 * health["baseline"]:
+        return {"spec": spec, "unhealthy": health, "results": {}, "train_s": round(train_s, 1)}
+    trial = create_trial(str(debug))
+    results = {
+        setting: {rule: _evaluate(trial, rule, rule_parameters(rule, setting)) for rule in rules_for(spec["family"])}
+        for setting in ("defaults", "recommended")
+    }
+    return {"spec": spec, "results": results, "train_s": round(train_s, 1), "s": round(time.perf_counter() - t0, 1)}
+
+
+def wilson95(k: int, n: int) -> tuple[float, float]:
+    """95 % Wilson score interval of ``k / n``."""
+    if n == 0:
+        return 0.0, 1.0
+    p, z2 = k / n, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def tally(runs: list[dict[str, Any]], setting: str) -> dict[str, Any]:
+    """Alarms, evaluated rule runs, runs with an alarm, per rule, for one setting."""
+    per_rule: dict[str, dict[str, int]] = {}
+    alarms: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
+    runs_alarmed = errors = 0
+    for r in runs:
+        any_alarm = False
+        for rule, res in r["results"].get(setting, {}).items():
+            d = per_rule.setdefault(rule, {"alarms": 0, "evaluated": 0, "errors": 0})
+            d["evaluated"] += bool(res["evaluated"])
+            d["errors"] += res["status"] == "Error"
+            errors += res["status"] == "Error"
+            if res["status"] == "IssuesFound":
+                d["alarms"] += 1
+                any_alarm = True
+                alarms.append((r["spec"], rule, res))
+        runs_alarmed += any_alarm
+    evaluated = sum(d["evaluated"] for d in per_rule.values())
+    return {"per_rule": per_rule, "alarms": alarms, "evaluated": evaluated, "runs_alarmed": runs_alarmed,
+            "errors": errors}  # fmt: skip
 
 
 def run() -> dict[str, Any]:
-    """Run every architecture x seed x setting; return the false-alarm rates."""
+    """Draw and run ``RULES_HEALTHY_RUNS`` healthy runs; return the false-alarm rates with intervals."""
+    n_runs = int(os.environ.get("RULES_HEALTHY_RUNS", "48"))
+    base = int(os.environ.get("RULES_HEALTHY_SEED") or secrets.randbits(31))
+    print(f"   rules_healthy: {n_runs} runs from base seed {base} (RULES_HEALTHY_SEED={base} replays)", flush=True)
     root = Path(tempfile.mkdtemp(prefix="sdx-bench-healthy-"))
     t0 = time.perf_counter()
-    with job_store(root), ThreadPoolExecutor(max_workers=int(os.environ.get("RULES_BENCH_WORKERS", "2"))) as pool:
-        futures = [
-            pool.submit(_run_job, root, arch, seed, setting)
-            for setting in ("defaults", "recommended")
-            for seed in SEEDS
-            for arch in ARCHS
-        ]
-        jobs = [f.result() for f in futures]
-    d, r = _tally(jobs, "defaults"), _tally(jobs, "recommended")
+    workers = int(os.environ.get("RULES_BENCH_WORKERS", "2"))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        runs = list(pool.map(run_one, [root] * n_runs, [base + i for i in range(n_runs)]))
+    failed = [r for r in runs if r.get("error")]
+    unhealthy = [r for r in runs if r.get("unhealthy")]
+    ok = [r for r in runs if not r.get("error") and not r.get("unhealthy")]
     out: dict[str, Any] = {
-        "rules_healthy_jobs": len(jobs),
+        "rules_healthy_runs": len(ok),
+        "rules_healthy_failed_runs": len(failed),
+        "rules_healthy_unlearned_runs": len(unhealthy),
+        "rules_healthy_base_seed": base,
         "rules_healthy_seconds": round(time.perf_counter() - t0, 1),
-        "rules_healthy_rule_runs": len(d["runs"]),
-        "rules_healthy_false_alarm_rate_defaults": round(len(d["alarms"]) / max(len(d["evaluated"]), 1), 4),
-        "rules_healthy_false_alarms_defaults": len(d["alarms"]),
-        "rules_healthy_evaluated_defaults": len(d["evaluated"]),
-        "rules_healthy_false_alarm_rate_recommended": round(len(r["alarms"]) / max(len(r["evaluated"]), 1), 4),
-        "rules_healthy_false_alarms_recommended": len(r["alarms"]),
-        "rules_healthy_evaluated_recommended": len(r["evaluated"]),
-        "rules_healthy_not_evaluated": len(d["runs"]) - len(d["evaluated"]),
-        "rules_healthy_not_evaluated_recommended": len(r["runs"]) - len(r["evaluated"]),
-        "rules_healthy_errors": len(d["errors"]) + len(r["errors"]),
+        "rules_healthy_families": {f: sum(r["spec"]["family"] == f for r in ok) for f in FAMILIES},
     }
-    _write_markdown(out, jobs, d, r)
+    tallies = {}
+    for setting in ("defaults", "recommended"):
+        t = tallies[setting] = tally(ok, setting)
+        k, n = len(t["alarms"]), t["evaluated"]
+        out[f"rules_healthy_false_alarms_{setting}"] = k
+        out[f"rules_healthy_evaluated_{setting}"] = n
+        out[f"rules_healthy_false_alarm_rate_{setting}"] = round(k / max(n, 1), 4)
+        out[f"rules_healthy_false_alarm_ci95_{setting}"] = [round(x, 4) for x in wilson95(k, n)]
+        out[f"rules_healthy_runs_with_alarm_{setting}"] = t["runs_alarmed"]
+        out[f"rules_healthy_runs_with_alarm_ci95_{setting}"] = [
+            round(x, 4) for x in wilson95(t["runs_alarmed"], len(ok))
+        ]
+        out[f"rules_healthy_errors_{setting}"] = t["errors"]
+    (HERE / "rules_healthy_last.json").write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
+    _write_markdown(out, tallies, failed)
     return out
 
 
-def _write_markdown(
-    out: Mapping[str, Any], jobs: list[dict[str, Any]], d: Mapping[str, Any], r: Mapping[str, Any]
-) -> None:
-    rules = sorted({rule for j in jobs for rule in j["results"]})
+def _write_markdown(out: Mapping[str, Any], tallies: Mapping[str, Any], failed: list[dict[str, Any]]) -> None:
+    def rate(k: int, n: int) -> str:
+        low, high = wilson95(k, n)
+        return f"{k}/{n} [{low:.3f}, {high:.3f}]"
+
+    d, r = tallies["defaults"], tallies["recommended"]
+    n = out["rules_healthy_runs"]
     lines = [
         "# Healthy-runs benchmark (false alarms)",
         "",
-        f"{len(ARCHS)} architectures x seeds {list(SEEDS)} x 2 settings = {out['rules_healthy_jobs']} local-mode jobs, {out['rules_healthy_seconds']} s.",
-        f"False-alarm rate (firings / rule runs that evaluated at least one step): defaults **{out['rules_healthy_false_alarm_rate_defaults']}** "
-        f"({out['rules_healthy_false_alarms_defaults']}/{out['rules_healthy_evaluated_defaults']}), recommended **{out['rules_healthy_false_alarm_rate_recommended']}** "
-        f"({out['rules_healthy_false_alarms_recommended']}/{out['rules_healthy_evaluated_recommended']}). Not evaluated: {out['rules_healthy_not_evaluated']} at defaults, "
-        f"{out['rules_healthy_not_evaluated_recommended']} recommended. Errors: {out['rules_healthy_errors']}.",
+        f"{n} generated healthy runs (base seed {out['rules_healthy_base_seed']}; families {out['rules_healthy_families']}), "
+        f"{out['rules_healthy_seconds']} s; {out['rules_healthy_failed_runs']} runs failed to train, "
+        f"{out['rules_healthy_unlearned_runs']} did not learn (final evaluation loss not under 0.9 x a constant predictor's: excluded).",
+        f"False alarms per rule run that evaluated a step (95 % Wilson interval): defaults **{rate(len(d['alarms']), d['evaluated'])}**, "
+        f"recommended **{rate(len(r['alarms']), r['evaluated'])}**.",
+        f"Runs with any false alarm: defaults **{rate(d['runs_alarmed'], n)}**, recommended **{rate(r['runs_alarmed'], n)}**.",
         "",
-        "Cells: `F` fired, `.` quiet, `-` evaluated no step, `E` error; one character per seed; defaults / recommended.",
-        "",
-        "| rule | " + " | ".join(ARCHS) + " |",
-        "|---|" + "---|" * len(ARCHS),
+        "| rule | defaults: false alarms / runs evaluated [95 % CI] | recommended |",
+        "|---|---|---|",
     ]
-
-    def cell(arch: str, rule: str, setting: str) -> str:
-        chars = ""
-        for seed in SEEDS:
-            job = next((j for j in jobs if j["arch"] == arch and j["seed"] == seed and j["setting"] == setting), None)
-            res = job["results"].get(rule) if job else None
-            if res is None:
-                continue
-            chars += {"IssuesFound": "F", "NoIssuesFound": "." if res["evaluated"] else "-"}.get(res["status"], "E")
-        return chars
-
-    for rule in rules:
-        cells = []
-        for arch in ARCHS:
-            dflt, rec = cell(arch, rule, "defaults"), cell(arch, rule, "recommended")
-            cells.append(f"{dflt} / {rec}" if dflt else "")
-        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    for rule in sorted(d["per_rule"]):
+        a, b = d["per_rule"][rule], r["per_rule"][rule]
+        lines.append(f"| {rule} | {rate(a['alarms'], a['evaluated'])} | {rate(b['alarms'], b['evaluated'])} |")
     lines += ["", "Firings (first finding of each):", ""]
-    for tally, setting in ((d, "defaults"), (r, "recommended")):
-        for j, rule, res in tally["alarms"] + tally["errors"]:
-            lines.append(
-                f"- {setting} {j['arch']} s{j['seed']} {rule} ({res['status']}): {res['finding'] or res['details']}"
-            )
+    for setting, t in tallies.items():
+        for spec, rule, res in t["alarms"]:
+            what = f"{spec['family']} seed {spec['seed']} {spec['optimizer']} lr {spec['lr']:.3g} every {spec['save_interval']}"
+            lines.append(f"- {setting} {rule} ({what}): {res['finding']}")
+    lines += [f"- failed to train: seed {f['spec']['seed']} {f['spec']['family']}: {f['error'][-200:]}" for f in failed]
     replace_section(HERE / "rules_results.md", "healthy", "\n".join(lines))

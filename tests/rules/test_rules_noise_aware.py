@@ -14,7 +14,14 @@ import pytest
 from sagemaker_debugger_ext.exceptions import RuleParameterError
 from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules import recommended_rule_parameters
-from sagemaker_debugger_ext.rules.builtin import ClassImbalance, LossNotDecreasing, Overtraining
+from sagemaker_debugger_ext.rules.builtin import (
+    ClassImbalance,
+    Confusion,
+    LossNotDecreasing,
+    Overfit,
+    Overtraining,
+    PoorWeightInitialization,
+)
 from sagemaker_debugger_ext.rules.builtin._noise import noise_sigma, wilson_interval
 
 LOSSES = {"losses": ["loss"]}
@@ -214,3 +221,70 @@ def test_overtraining_running_mean_loss_is_quiet(
     trial = _losses({s: v for s, v in _running_mean_epochs(seed).items() if s % 2 == 0}, make_trial)
     assert fires(Overtraining(trial, **EXACT["Overtraining"])) is not None
     assert fires(Overtraining(trial, **recommended_rule_parameters("Overtraining"))) is None
+
+
+def test_overfit_gap_within_noise_is_quiet_and_memorising_fires(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Small losses: two noisy saved training batches (0.03, 0.09) against a pass of 0.13 are a ratio of 1.2
+    by noise alone; a model whose validation loss is 3x the training loss for good fires."""
+    rng = np.random.default_rng(0)
+    train = [[0.03 + 0.06 * (e % 2), 0.09 - 0.06 * (e % 2)] for e in range(8)]
+    val = [[0.13 + 0.1 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
+    steps, modes = _epochs_blocks(train, val)
+    trial = make_trial(steps, modes=modes, collections=LOSSES)
+    assert fires(Overfit(trial, patience="2", ratio_threshold="0.5")) is not None
+    assert fires(Overfit(trial, **recommended_rule_parameters("Overfit"))) is None
+    memorised = [[0.02 + 0.005 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
+    steps, modes = _epochs_blocks(memorised, [[0.3 + 0.02 * rng.standard_normal() for _ in range(4)] for _ in range(8)])
+    assert fires(Overfit(make_trial(steps, modes=modes, collections=LOSSES), **recommended_rule_parameters("Overfit")))
+
+
+def _epochs_blocks(train: list[list[float]], val: list[list[float]]) -> tuple[dict[int, Any], Any]:
+    steps: dict[int, Any] = {}
+    modes: dict[int, Any] = {}
+    g = t = e = 0
+    for tr, va in zip(train, val, strict=True):
+        for x in tr:
+            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.TRAIN, t)
+            g, t = g + 1, t + 1
+        for x in va:
+            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.EVAL, e)
+            g, e = g + 1, e + 1
+    return steps, modes
+
+
+def test_confusion_share_within_sampling_error_is_quiet(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """An evaluation pass where predicted class 0 is right 12 of 28 times (0.43 < min_diag 0.5, Wilson
+    upper bound 0.71): quiet; labels of class 1 flipped to 0 (share 0 of 100): fires."""
+    y = np.array([0] * 12 + [1] * 16 + [1] * 72)
+    p = np.array([0] * 12 + [0] * 16 + [1] * 72)
+    modes = {0: (ModeKeys.TRAIN, 0), 1: (ModeKeys.EVAL, 0), 2: (ModeKeys.TRAIN, 1)}
+    steps = {0: {"labels": y, "predictions": y}, 1: {"labels": y, "predictions": p}, 2: {"labels": y, "predictions": y}}
+    trial = make_trial(steps, modes=modes)
+    assert fires(Confusion(trial, mode="EVAL", min_diag="0.5", max_off_diag="0.5")) == 1
+    assert fires(Confusion(trial, **recommended_rule_parameters("Confusion"))) is None
+    flipped = np.where(y == 1, 0, y)
+    steps[1] = {"labels": flipped, "predictions": p}
+    rule = Confusion(make_trial(steps, modes=modes), **recommended_rule_parameters("Confusion"))
+    assert fires(rule) == 1
+    assert "beyond sampling error" in rule.findings[0].message
+
+
+def test_poor_weight_initialization_recommended_range(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """A gated recurrent net's gradients spread ~4e-4 at a healthy init: quiet at distribution_range 1e-5;
+    gradients 1e-7 (a vanishing init) still fire."""
+    rng = np.random.default_rng(0)
+    colls = {"gradients": ["^gradient/"], "losses": ["loss"]}
+    gru = {
+        s: {"gradient/gru.weight_hh_l0": (rng.standard_normal((48, 16)) * 2e-4).astype(np.float32)} for s in range(3)
+    }
+    assert fires(PoorWeightInitialization(make_trial(gru, collections=colls))) == 0
+    params = recommended_rule_parameters("PoorWeightInitialization")
+    assert fires(PoorWeightInitialization(make_trial(gru, collections=colls), **params)) is None
+    dead = {s: {k: v * 1e-3 for k, v in val.items()} for s, val in gru.items()}
+    assert fires(PoorWeightInitialization(make_trial(dead, collections=colls), **params)) == 0

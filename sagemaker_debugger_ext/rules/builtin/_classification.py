@@ -150,7 +150,8 @@ class Confusion(BuiltinRule):
     ``C[j][i] / sum_j C[j][i] > max_off_diag``. In EVAL mode the matrix holds the whole
     evaluation pass, judged at its end (a step's batch alone is noise). ``mode`` (an extension; AWS judges every
     step) restricts it to one mode's steps, e.g. EVAL: a trained model on held-out data (GLOBAL
-    steps, as XGBoost saves, are always judged)."""
+    steps, as XGBoost saves, are always judged). ``noise_aware``: a share fires only when its
+    Wilson interval at ``confidence`` lies wholly past the threshold."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -177,7 +178,11 @@ class Confusion(BuiltinRule):
             doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)",
             choices=("EVAL", "TRAIN", "PREDICT"),
         ),
+        *NOISE_PARAMS,
     )
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p)
 
     def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
         names = set(self.base_trial.tensor_names())
@@ -217,28 +222,30 @@ class Confusion(BuiltinRule):
         matrix = np.zeros((k, k), dtype=np.int64)
         np.add.at(matrix, (y[keep], p[keep]), 1)
         findings: list[Finding] = []
+        z = z_value(self.p) if self.p["noise_aware"] else 0.0
+        beyond = f" beyond sampling error (Wilson, confidence {confidence_of(self.p):g})" if z else ""
         for i in range(k):
-            col = matrix[:, i].sum()
+            col = int(matrix[:, i].sum())
             if col == 0:
                 continue
             diag = matrix[i, i] / col
-            if diag < self.p["min_diag"]:
+            if (wilson_interval(int(matrix[i, i]), col, z)[1] if z else diag) < self.p["min_diag"]:
                 findings.append(
                     self.finding(
                         step,
-                        f"predicted class {i}: diagonal share {diag:.3f} < min_diag {self.p['min_diag']:g}",
+                        f"predicted class {i}: diagonal share {diag:.3f} of {col} < min_diag {self.p['min_diag']:g}{beyond}",
                         tensor=pname,
                         value=float(diag),
                         threshold=self.p["min_diag"],
                     )
                 )
             for j in range(k):
-                if j != i and matrix[j, i] / col > self.p["max_off_diag"]:
-                    share = matrix[j, i] / col
+                share = matrix[j, i] / col
+                if j != i and (wilson_interval(int(matrix[j, i]), col, z)[0] if z else share) > self.p["max_off_diag"]:
                     findings.append(
                         self.finding(
                             step,
-                            f"predicted class {i}: share of label {j} is {share:.3f} > max_off_diag {self.p['max_off_diag']:g}",
+                            f"predicted class {i}: share of label {j} is {share:.3f} of {col} > max_off_diag {self.p['max_off_diag']:g}{beyond}",
                             tensor=lname,
                             value=float(share),
                             threshold=self.p["max_off_diag"],

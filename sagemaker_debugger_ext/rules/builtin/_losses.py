@@ -280,7 +280,11 @@ class Overfit(_LossRule):
     validation loss with the mean training loss of the training steps since the previous
     pass; fires when (val - train) / train > ``ratio_threshold`` for ``patience``
     evaluation passes in a row. XGBoost: ``validation-<m>`` is compared with ``train-<m>``
-    at each saved boosting round (``<m>`` a loss metric such as ``logloss`` or ``rmse``)."""
+    at each saved boosting round (``<m>`` a loss metric such as ``logloss`` or ``rmse``).
+
+    ``noise_aware`` (an extension, on in the recommended settings): when
+    val - (1 + ratio_threshold) * train exceeds z of its standard errors (the pass's batches and
+    the recent training losses; XGBoost: the recent rounds), see :mod:`._noise`."""
 
     DESCRIPTION = "(mean val loss - mean train loss) / mean train loss > ratio_threshold for patience evaluations"
     PARAMETERS = (
@@ -290,6 +294,7 @@ class Overfit(_LossRule):
             name="patience", kind=Kind.INT, default=1, doc="consecutive evaluations over the threshold", check=positive
         ),
         Param(name="ratio_threshold", kind=Kind.FLOAT, default=0.1, doc="allowed relative gap", check=non_negative),
+        *NOISE_PARAMS,
     )
 
     def __init__(
@@ -297,20 +302,46 @@ class Overfit(_LossRule):
     ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._count: dict[str, int] = {}
+        self._recent: dict[str, list[float]] = {}
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p)
+
+    def _noise(self, name: str, values: list[float], keep: int = 20) -> float:
+        """Successive-difference noise of ``name``'s recent saved values (``values`` appended)."""
+        recent = self._recent.setdefault(name, [])
+        recent.extend(values)
+        del recent[:-keep]
+        return noise_sigma(recent) or 0.0
+
+    def _margin(self, key: str, val: list[float], train: list[float], series: bool) -> float:
+        """``noise_aware``: z standard errors of val - (1 + ratio_threshold) * train (0: exact).
+        ``series``: one value per round (XGBoost), its noise from the recent rounds; else the
+        pass's batches and the recent training losses, over the square roots of their counts."""
+        if not self.p["noise_aware"]:
+            return 0.0
+        grow = 1 + self.p["ratio_threshold"]
+        sv = self._noise(key + "/validation", val, 10) if series else noise_sigma(val) or 0.0
+        st = self._noise(key + "/training", train, 10 if series else 20)
+        se2 = sv * sv / len(val) + (grow * st) ** 2 / len(train)
+        return z_value(self.p) * se2**0.5
 
     def loss_names(self) -> list[str]:
         if self.p["tensor_regex"]:
             return self.select_tensors(regexes=self.p["tensor_regex"])
         return self.select_tensors(["losses"])
 
-    def _judge(self, step: int, key: str, val_mean: float, train_mean: float) -> Finding | None:
+    def _judge(self, step: int, key: str, val_mean: float, train_mean: float, margin: float) -> Finding | None:
         ratio = (val_mean - train_mean) / train_mean
-        self._count[key] = self._count.get(key, 0) + 1 if ratio > self.p["ratio_threshold"] else 0
+        over = val_mean - train_mean * (1 + self.p["ratio_threshold"]) > margin  # margin 0: ratio > threshold
+        self._count[key] = self._count.get(key, 0) + 1 if over else 0
         if self._count[key] < self.p["patience"]:
             return None
         return self.finding(
             step,
-            f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g} for {self._count[key]} evaluation(s)",
+            f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g}"
+            + (f" beyond noise (± {margin:.2g})" if self.p["noise_aware"] else "")
+            + f" for {self._count[key]} evaluation(s)",
             tensor=key,
             value=ratio,
             threshold=self.p["ratio_threshold"],
@@ -330,17 +361,20 @@ class Overfit(_LossRule):
             if tr is None or val is None or tr <= 0:
                 continue
             seen = True
-            if (found := self._judge(step, val_name, val, tr)) is not None:
+            margin = self._margin(val_name, [val], [tr], series=True)
+            if (found := self._judge(step, val_name, val, tr, margin)) is not None:
                 findings.append(found)
         if self.mode_of(step)[0] is ModeKeys.EVAL:
             for name in (n for n in names if n not in paired):
-                val = self.eval_pass_mean(name, step)
-                if val is None:
+                if self.eval_pass(name, step) is None:
                     continue
-                tr = self.mean_at(name, _train_block(self, name, pass_steps(self.base_trial, step)))
-                if tr is None or tr <= 0:
+                run = pass_steps(self.base_trial, step)
+                vals = [v for v in (self.loss_at(name, s) for s in run) if v is not None]
+                trains = [v for v in (self.loss_at(name, s) for s in _train_block(self, name, run)) if v is not None]
+                if not vals or not trains or mean(trains) <= 0:
                     continue
                 seen = True
-                if (found := self._judge(step, name, val, tr)) is not None:
+                margin = self._margin(name, vals, trains, series=False)
+                if (found := self._judge(step, name, mean(vals), mean(trains), margin)) is not None:
                     findings.append(found)
         return RuleResult.from_findings(findings, seen=seen)

@@ -36,8 +36,11 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
             {"patience_train": "10", "patience_validation": "20", "delta": "0", "noise_aware": "True"}
         ),
         "ClassImbalance": MappingProxyType({"noise_aware": "True"}),
-        "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5"}),
-        "Confusion": MappingProxyType({"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5"}),
+        "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5", "noise_aware": "True"}),
+        "Confusion": MappingProxyType(
+            {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True"}
+        ),
+        "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5"}),
         "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
     }
 )
