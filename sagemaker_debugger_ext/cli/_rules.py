@@ -79,7 +79,7 @@ def _list(args: argparse.Namespace) -> int:
             f"{p['name']} = {p['default']}" + (f" → {rec[p['name']]}" if p["name"] in rec else "")
             for p in rule["parameters"]
         )
-        name = rule["name"] + ("\n(recommended settings)" if rec else "")
+        name = rule["name"] + ("\n(recommended)" if rec else "")
         table.add_row(name, rule["kind"], rule["description"], params or "-")
     Console(soft_wrap=False).print(table)
     return 0

@@ -53,7 +53,7 @@ def test_rules_list_shows_recommended_settings(capsys: pytest.CaptureFixture[str
     assert {n for n, r in rules.items() if r["recommended_parameters"]} == set(RECOMMENDED_RULE_PARAMETERS)
     assert main(["rules", "list"]) == 0
     out = capsys.readouterr().out
-    assert "(recommended settings)" in out and "num_steps = 10 → 40" in out
+    assert "(recommended)" in out and "num_steps = 10 → 40" in out
 
 
 def test_rules_run_on_smdebug_run(smdebug_runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
