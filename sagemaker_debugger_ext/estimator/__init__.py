@@ -5,7 +5,8 @@ objects are never modified; collection order is deterministic; artifact path hel
 ``None`` instead of crashing; a bare ``Email``/``SMS`` action works; ``attach()`` restores
 the Debugger, TensorBoard and profiler configs; every request is validated against
 botocore's service model before it is sent; ``training_job_request()`` returns the request
-without submitting anything.
+without submitting anything; ``debugger_backend="self-hosted"`` runs Debugger without the
+Debugger service (docs/cloud.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ except ImportError:
 from .. import request as _request
 from .._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message
 from .._sdk_notices import no_v2_class_notice
+from ..cloud._backend import DebuggerBackend, resolve_backend
 from ..config._addresses import check_output_address
 from ..config._convert import to_framework_profile, to_rule
 from ..config._framework_profile import FixedProfilingParameters
@@ -83,14 +85,39 @@ class _DebuggerTrainingJob(_TrainingJob):
         session = estimator.sagemaker_session
         request = capture_create_request(session, train_args)
         _request.validate_create_training_job(request, allow_local_uris=bool(session.local_mode))
-        session.train(**train_args)
-        return cls(session, estimator._current_job_name)
+        if not estimator._self_hosted():
+            session.train(**train_args)
+            return cls(session, estimator._current_job_name)
+        from ..cloud._session import self_hosted_train  # the self-hosted backend: its uploads and rule jobs
+
+        options = {
+            "wheel": getattr(session, "_wheel", None),
+            "rule_image_uri": getattr(session, "_rule_image_uri", None),
+            "poll_seconds": getattr(session, "_rule_poll_seconds", 10.0),
+        }
+        self_hosted_train(session, train_args, **options)
+        job = cls(session, estimator._current_job_name)
+        job.self_hosted = True
+        return job
+
+    def describe(self) -> dict[str, Any]:
+        """DescribeTrainingJob; a self-hosted job's rule statuses added in the service's shape."""
+        description = super().describe()
+        if not getattr(self, "self_hosted", False):
+            return description  # type: ignore[no-any-return]
+        from ..cloud._self_hosted import with_rule_statuses
+
+        session = self.sagemaker_session
+        return with_rule_statuses(description, sagemaker_client=session.sagemaker_client, s3_client=session.s3_client)
 
 
 class Estimator(_sdk_estimator.Estimator):
     """A SageMaker v2 ``Estimator`` that accepts this package's and ``sagemaker.debugger``'s configs.
 
-    Takes exactly the arguments of ``sagemaker.estimator.Estimator``. ``rules``,
+    Takes the arguments of ``sagemaker.estimator.Estimator``, plus ``debugger_backend``:
+    ``"service"`` (SageMaker Debugger evaluates the rules) or ``"self-hosted"`` (no Debugger
+    field is sent; every rule runs as a Processing job of ours, see docs/cloud.md); default
+    ``$SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND``, else ``"service"``; local mode ignores it. ``rules``,
     ``debugger_hook_config``, ``tensorboard_output_config`` and ``profiler_config`` may be
     our objects or the SDK's (converted, never modified). With ``instance_type="local"`` and
     no session, :class:`sagemaker_debugger_ext.LocalSession` is used.
@@ -98,7 +125,8 @@ class Estimator(_sdk_estimator.Estimator):
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, debugger_backend: str | DebuggerBackend | None = None, **kwargs: Any) -> None:
+        backend = resolve_backend(debugger_backend)
         arguments = convert_debugger_arguments(bind_arguments(_sdk_estimator.Estimator.__init__, args, kwargs))
         if arguments.get("output_path") is not None:
             arguments["output_path"] = check_output_address("output_path", arguments["output_path"])
@@ -110,6 +138,11 @@ class Estimator(_sdk_estimator.Estimator):
         self._pending_debugger: _request.DebuggerRequest | None = None
         self._latest_debugger: _request.DebuggerRequest | None = None
         self._dry_run = False
+        self.debugger_backend = backend
+
+    def _self_hosted(self) -> bool:
+        """Whether this job runs Debugger self-hosted (never in local mode)."""
+        return self.debugger_backend is DebuggerBackend.SELF_HOSTED and not self.sagemaker_session.local_mode
 
     # --- building the request ----------------------------------------------------------
     def _prepare_for_training(self, job_name: str | None = None) -> None:

@@ -1,0 +1,125 @@
+"""The training container's side of a self-hosted job: the hook's config, the monitor, the sync.
+
+SageMaker runs ``sagemaker_debugger_ext_launch.py`` from the job's source bundle, which calls
+:func:`main`. It does in the container what the Debugger service did around it:
+
+1. writes the bundled ``DebugHookConfig`` / ``ProfilerConfig`` as ``debughookconfig.json`` /
+   ``profilerconfig.json`` (their ``LocalPath`` a folder of this host) and points
+   ``SMDEBUG_CONFIG_FILE_PATH`` / ``SMPROFILER_CONFIG_PATH`` at them, so
+   ``Hook.create_from_json_file()``, the framework hooks and the trainer integrations work
+   unchanged (``TensorBoardOutputConfig`` stays in the request: SageMaker still handles it);
+2. starts the system monitor when profiling is on;
+3. runs the user's entry point with the job's arguments;
+4. mirrors the hook's and the profiler's folders to ``<S3OutputPath>/<job>/debug-output`` and
+   ``.../profiler-output`` every few seconds, and once more at the end, after writing the
+   end-of-training marker the rule jobs wait for.
+
+SIGTERM (StopTrainingJob) is passed to the entry point; the final sync still runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from .._container_env import (
+    CONFIG_FILE_PROFILER,
+    SM_CURRENT_HOST,
+    SM_OUTPUT_DIR,
+    TRAINING_END_MARKER,
+    TRAINING_JOB_NAME_ENV,
+    ContainerPaths,
+)
+from ..format._files import atomic_write
+from ..integrations import _autopatch as trainer_integrations
+from ..local._container import _config_files, profiler_enabled
+from ..local._job_store import JobPaths
+from ..local._runner import ChildProcess, terminate_all
+from ..local._sync import Syncer, SyncTarget, SyncThread
+from ..request._paths import debugger_artifacts_path, profiler_artifacts_path
+from ._bundle import BUNDLE_CONFIG
+
+__all__ = ["SYNC_SECONDS_ENV", "main"]
+
+SYNC_SECONDS_ENV = "SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS"
+_DEFAULT_SYNC_S = 5.0
+
+
+def _sync_targets(config: Mapping[str, Any], work: JobPaths, job: str) -> list[SyncTarget]:
+    targets = []
+    hook = config.get("DebugHookConfig")
+    if hook:
+        targets.append(SyncTarget(work.debug_dir, debugger_artifacts_path(str(hook["S3OutputPath"]), job)))
+    if profiler_enabled(config):
+        s3 = str(config["ProfilerConfig"].get("S3OutputPath") or "")
+        if s3:
+            targets.append(SyncTarget(work.profiler_dir, profiler_artifacts_path(s3, job)))
+    return targets
+
+
+def _start_monitor(config: Mapping[str, Any], work: JobPaths, env: Mapping[str, str]) -> ChildProcess | None:
+    if not profiler_enabled(config):
+        return None
+    host = env.get(SM_CURRENT_HOST) or "algo-1"
+    index = host.rsplit("-", 1)[-1] if host.startswith("algo-") else "1"
+    interval = int(config["ProfilerConfig"].get("ProfilingIntervalInMilliseconds") or 500)
+    argv = [
+        sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor",
+        "--output-dir", str(work.profiler_dir), "--interval-ms", str(interval),
+        "--host", host, "--host-index", index,
+        "--config-file", str(ContainerPaths(root=work.root).config_file(CONFIG_FILE_PROFILER)),
+    ]  # fmt: skip
+    return ChildProcess("monitor", argv, env=env, cwd=work.root, log_path=work.logs_dir / "monitor.log")
+
+
+def _end_markers(config: Mapping[str, Any], work: JobPaths) -> None:
+    if config.get("DebugHookConfig"):
+        atomic_write(work.debug_dir / TRAINING_END_MARKER, b"")
+    if profiler_enabled(config):
+        atomic_write(work.profiler_dir / TRAINING_END_MARKER, b"")
+        atomic_write(work.profiler_dir / "system" / TRAINING_END_MARKER, b"")
+
+
+def main(argv: Sequence[str], *, code_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> int:
+    """Run the bundled entry point with ``argv`` under the self-hosted Debugger; returns its exit code."""
+    env = dict(os.environ if environ is None else environ)
+    code = Path(code_dir)
+    config = json.loads((code / BUNDLE_CONFIG).read_text())
+    job = env.get(TRAINING_JOB_NAME_ENV) or str(config.get("TrainingJobName") or "job")
+    container = ContainerPaths(root=Path(env.get(SM_OUTPUT_DIR) or "/opt/ml/output").parent)
+    work = JobPaths(container.root / "sagemaker-debugger-ext")
+    for folder in (work.debug_dir, work.profiler_dir, work.logs_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    request = {k: config[k] for k in ("DebugHookConfig", "ProfilerConfig") if config.get(k)}
+    env.update(_config_files(request, work, ContainerPaths(root=work.root)))
+    syncer = Syncer(_sync_targets(config, work, job))
+    thread = SyncThread(syncer, float(env.get(SYNC_SECONDS_ENV) or _DEFAULT_SYNC_S))
+    thread.start()
+    monitor = _start_monitor(config, work, env)
+    entry = str(code / str(config["EntryPoint"]))
+    child = subprocess.Popen(
+        [sys.executable, *trainer_integrations.launcher_args(env), entry, *argv], env=env, cwd=code
+    )
+
+    def _forward(signum: int, frame: FrameType | None) -> None:
+        child.send_signal(signum)
+
+    previous = signal.signal(signal.SIGTERM, _forward)
+    try:
+        exit_code = child.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if monitor is not None:
+            terminate_all([monitor], grace_s=10.0)
+        thread.halt.set()
+        thread.join(timeout=60)
+        _end_markers(config, work)
+        syncer.sync()
+    return exit_code if exit_code >= 0 else 128 - exit_code

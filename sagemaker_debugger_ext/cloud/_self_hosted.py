@@ -1,0 +1,227 @@
+"""The self-hosted backend around one CreateTrainingJob: request in, rule jobs out, statuses back.
+
+:func:`prepare_train_args` turns the SDK's ``Session.train`` arguments into a request without
+any Debugger or profiler field: the hook's and the profiler's configs go into the source bundle
+(``_bundle``), this package into its ``requirements.txt`` (or a wheel channel), and each rule
+into a :class:`~._rule_jobs.RuleJob`, listed in a manifest at
+``<output>/<job>/debugger-self-hosted/manifest.json``. :func:`start_rule_jobs` creates their
+Processing jobs right after CreateTrainingJob. :func:`with_rule_statuses` adds the rules'
+statuses to a DescribeTrainingJob response in the service's shape, from the manifest, each rule
+job's status file and DescribeProcessingJob, so ``describe()`` and ``rule_job_summary()`` work
+from any process that can read the output path.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .._exceptions import ConfigValueError, StorageError, field_error_message
+from ..request._paths import artifacts_path
+from ..storage import open_storage
+from ._bundle import LAUNCH_SCRIPT, WHEEL_CHANNEL, add_to_bundle, package_requirement
+from ._rule_jobs import RuleJob, plan_rule_job, rule_image_uri, rule_job_request
+
+__all__ = ["DROPPED_ARGUMENTS", "SelfHostedPlan", "prepare_train_args", "start_rule_jobs", "with_rule_statuses"]
+
+DROPPED_ARGUMENTS = ("debugger_hook_config", "debugger_rule_configs", "profiler_config", "profiler_rule_configs")
+_FOLDER = "debugger-self-hosted"
+_PROGRAM, _SUBMIT = "sagemaker_program", "sagemaker_submit_directory"
+_RULE_JOB_SLACK_S = 3600
+_MAX_PROCESSING_S = 432000
+
+
+@attrs.frozen(kw_only=True)
+class SelfHostedPlan:
+    """What to start after CreateTrainingJob."""
+
+    training_job: str
+    role: str
+    rules: tuple[RuleJob, ...]
+    requirement: str
+    wheel_uri: str | None
+    max_runtime_s: int
+    poll_seconds: float = 10.0
+
+
+def _decode(value: Any) -> str:
+    try:
+        decoded = json.loads(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return decoded if isinstance(decoded, str) else str(value)
+
+
+def _encoded_like(original: Any, value: str) -> str:
+    return json.dumps(value) if isinstance(original, str) and original.startswith('"') else value
+
+
+def _split(uri: str) -> tuple[str, str]:
+    parent, _, name = uri.rstrip("/").rpartition("/")
+    return parent, name
+
+
+def prepare_train_args(
+    train_args: Mapping[str, Any],
+    *,
+    s3_client: Any,
+    version: str,
+    wheel: str | Path | None = None,
+    poll_seconds: float = 10.0,
+) -> tuple[dict[str, Any], SelfHostedPlan]:
+    """``Session.train`` arguments without Debugger fields, and the rule jobs to start.
+
+    Uploads the new source bundle, the rules' parameters, the manifest and the wheel (if any).
+
+    Raises:
+        ConfigValueError: no entry point (the hook's config travels in the source bundle), or an
+            output path that is not on S3.
+    """
+    args = copy.deepcopy(dict(train_args))
+    job = str(args["job_name"])
+    output = str((args.get("output_config") or {}).get("S3OutputPath") or "")
+    if not output.startswith("s3://"):
+        msg = field_error_message("output_path", "an s3:// URI with debugger_backend='self-hosted'", output)
+        raise ConfigValueError(msg, field="output_path", value=output)
+    hps = dict(args.get("hyperparameters") or {})
+    if _PROGRAM not in hps or _SUBMIT not in hps:
+        msg = field_error_message(
+            "entry_point",
+            "set with debugger_backend='self-hosted' (the hook's config travels in the source bundle)",
+            None,
+        )
+        raise ConfigValueError(msg, field="entry_point", value=None)
+    hook = args.get("debugger_hook_config") or None
+    profiler = args.get("profiler_config") or None
+    if profiler is not None and profiler.get("DisableProfiler"):
+        profiler = None
+    base = artifacts_path(output, job, _FOLDER)
+    store = open_storage(base, client=s3_client)
+    wheel_uri = None
+    wheel_name = None
+    if wheel is not None:
+        wheel_path = Path(wheel)
+        wheel_name = wheel_path.name
+        store.upload_file(wheel_path, f"wheel/{wheel_name}")
+        wheel_uri = f"{base}/wheel/"
+        channel = {"ChannelName": WHEEL_CHANNEL, "DataSource": {"S3DataSource": {
+            "S3DataType": "S3Prefix", "S3Uri": wheel_uri, "S3DataDistributionType": "FullyReplicated"}}}  # fmt: skip
+        args["input_config"] = [*(args.get("input_config") or []), channel]
+    submit = _decode(hps[_SUBMIT])
+    parent, name = _split(submit)
+    original = open_storage(parent, client=s3_client).read(name) if submit.startswith("s3://") else None
+    config = {"EntryPoint": _decode(hps[_PROGRAM]), "TrainingJobName": job, "DebugHookConfig": hook,
+              "ProfilerConfig": profiler}  # fmt: skip
+    store.write_bytes(
+        "sourcedir.tar.gz",
+        add_to_bundle(original, config=config, requirement=package_requirement(version, wheel_name)),
+    )
+    hps[_SUBMIT] = _encoded_like(hps[_SUBMIT], f"{base}/sourcedir.tar.gz")
+    hps[_PROGRAM] = _encoded_like(hps[_PROGRAM], LAUNCH_SCRIPT)
+    args["hyperparameters"] = hps
+    rules = []
+    for key, kind, trial in (
+        ("debugger_rule_configs", "debug", (hook or {}).get("S3OutputPath") or output),
+        ("profiler_rule_configs", "profiler", (profiler or {}).get("S3OutputPath") or output),
+    ):
+        for cfg in args.get(key) or []:
+            rule = plan_rule_job(cfg, kind=kind, training_job=job, output_path=output, trial_base=str(trial))
+            open_storage(rule.parameters_uri, client=s3_client).write_bytes(
+                "parameters.json", json.dumps(rule.parameters, sort_keys=True).encode()
+            )
+            rules.append(rule)
+    for key in DROPPED_ARGUMENTS:
+        args.pop(key, None)
+    store.write_bytes("manifest.json", json.dumps({"Rules": [r.to_manifest() for r in rules]}, indent=1).encode())
+    stopping = int((args.get("stop_condition") or {}).get("MaxRuntimeInSeconds") or 86400)
+    plan = SelfHostedPlan(
+        training_job=job,
+        role=str(args.get("role") or ""),
+        rules=tuple(rules),
+        requirement=(f"/opt/ml/processing/input/wheel/{wheel_name}" if wheel_name else package_requirement(version)),
+        wheel_uri=wheel_uri,
+        max_runtime_s=min(stopping + _RULE_JOB_SLACK_S, _MAX_PROCESSING_S),
+        poll_seconds=poll_seconds,
+    )
+    return args, plan
+
+
+def start_rule_jobs(
+    sagemaker_client: Any, plan: SelfHostedPlan, *, region: str, image_uri: str | None = None
+) -> list[str]:
+    """CreateProcessingJob for every rule of ``plan``; returns their ARNs."""
+    image = image_uri or rule_image_uri(region)
+    arns = []
+    for rule in plan.rules:
+        request = rule_job_request(
+            rule,
+            training_job=plan.training_job,
+            role=plan.role,
+            image_uri=image,
+            requirement=plan.requirement,
+            wheel_uri=plan.wheel_uri,
+            max_runtime_s=plan.max_runtime_s,
+            poll_seconds=plan.poll_seconds,
+        )
+        arns.append(str(sagemaker_client.create_processing_job(**request)["ProcessingJobArn"]))
+    return arns
+
+
+def _read_json(uri: str, s3_client: Any) -> Any:
+    parent, name = _split(uri)
+    try:
+        return json.loads(open_storage(parent, client=s3_client).read(name))
+    except (StorageError, ValueError):
+        return None
+
+
+def _status(entry: Mapping[str, Any], sagemaker_client: Any, s3_client: Any) -> dict[str, Any]:
+    from botocore.exceptions import ClientError
+
+    name = str(entry["ProcessingJobName"])
+    try:
+        job = sagemaker_client.describe_processing_job(ProcessingJobName=name)
+    except ClientError:
+        job = {}
+    record = _read_json(str(entry["StatusUri"]), s3_client) or {}
+    status = str(record.get("RuleEvaluationStatus") or "InProgress")
+    details = str(record.get("StatusDetails") or "")
+    processing = job.get("ProcessingJobStatus")
+    if status in ("InProgress", "Stopping") and processing in ("Failed", "Stopped"):
+        status = "Error" if processing == "Failed" else "Stopped"
+        details = str(job.get("FailureReason") or job.get("ExitMessage") or f"the rule job ended {processing}")
+    out: dict[str, Any] = {
+        "RuleConfigurationName": str(entry["RuleConfigurationName"]),
+        "RuleEvaluationJobArn": str(job.get("ProcessingJobArn") or ""),
+        "RuleEvaluationStatus": status,
+    }
+    if details:
+        out["StatusDetails"] = details[:1024]
+    if record.get("LastModifiedTime") or job.get("LastModifiedTime"):
+        out["LastModifiedTime"] = job.get("LastModifiedTime") or record.get("LastModifiedTime")
+    if not out["RuleEvaluationJobArn"]:
+        del out["RuleEvaluationJobArn"]
+    return out
+
+
+def with_rule_statuses(description: Mapping[str, Any], *, sagemaker_client: Any, s3_client: Any) -> dict[str, Any]:
+    """``description`` with the self-hosted rules' statuses (unchanged for a job without them)."""
+    out = dict(description)
+    output = str((description.get("OutputDataConfig") or {}).get("S3OutputPath") or "")
+    job = str(description.get("TrainingJobName") or "")
+    if not output.startswith("s3://") or not job:
+        return out
+    manifest = _read_json(artifacts_path(output, job, _FOLDER, "manifest.json"), s3_client)
+    if not isinstance(manifest, dict):
+        return out
+    for entry in manifest.get("Rules") or []:
+        key = "DebugRuleEvaluationStatuses" if entry.get("Kind") == "debug" else "ProfilerRuleEvaluationStatuses"
+        present = {s.get("RuleConfigurationName") for s in out.get(key) or []}
+        if entry.get("RuleConfigurationName") not in present:  # merged once, however many layers ask
+            out[key] = [*(out.get(key) or []), _status(entry, sagemaker_client, s3_client)]
+    return out

@@ -1,0 +1,150 @@
+"""The self-hosted Debugger backend end to end, offline (issue 30 acceptance).
+
+A real ``sagemaker.Session`` whose SageMaker endpoint is ``serve`` (in this process, ml.* types
+accepted) and whose S3 is moto's server on 127.0.0.1; a PyTorch job that turns NaN at step 30.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from polling import wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+ROLE = "arn:aws:iam::123456789012:role/training"
+DEBUGGER_FIELDS = ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig", "ProfilerRuleConfigurations")
+
+
+@pytest.fixture
+def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """``serve`` + moto S3 + a fresh bucket; yields a namespace with a boto session factory."""
+    import types
+
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+    from sagemaker_debugger_ext.local._api_server import ApiServer
+
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS", "0.3")
+    client = LocalTrainingClient(region="us-west-2", settings={"CloudInstanceTypes": True, "StartMonitor": False})
+    server = ApiServer(client).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", server.url)
+    bucket = f"cloud-{uuid.uuid4().hex[:12]}"
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    sm = boto3.client("sagemaker", region_name="us-west-2")
+    try:
+        yield types.SimpleNamespace(url=server.url, sm=sm, s3=s3, client=client, bucket=bucket)
+    finally:
+        server.stop()
+
+
+def _session(cloud: Any, cls: Any = None, **kwargs: Any) -> Any:
+    import sagemaker
+
+    boto_session = boto3.Session(region_name="us-west-2")
+    factory = cls or sagemaker.Session
+    return factory(
+        boto_session=boto_session,
+        sagemaker_client=boto_session.client("sagemaker"),
+        default_bucket=cloud.bucket,
+        **kwargs,
+    )
+
+
+def _wait_for_everything(cloud: Any, job: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The training job's final description and its rule jobs' final descriptions."""
+    final = cloud.client.wait(job, timeout_s=240)
+    names = [s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]]
+    jobs = [
+        wait_until(
+            lambda n=name: (d := cloud.sm.describe_processing_job(ProcessingJobName=n))["ProcessingJobStatus"]
+            in ("Completed", "Failed", "Stopped") and d,
+            timeout_s=240, what=f"rule job {name}",
+        )  # fmt: skip
+        for name in names
+    ]
+    return final, jobs
+
+
+def _check_job(cloud: Any, est: Any, job: str, rules: tuple[str, ...]) -> None:
+    from sagemaker_debugger_ext.trials import create_trial
+
+    sent = cloud.client.store.read_request(job)
+    assert [k for k in DEBUGGER_FIELDS if k in sent] == []
+    final, rule_jobs = _wait_for_everything(cloud, job)
+    assert final["TrainingJobStatus"] == "Stopped", final.get("FailureReason")
+    names = {j["ProcessingJobName"]: j for j in rule_jobs}
+    for rule in rules:
+        pattern = re.compile(rf"^{re.escape(job[:26])}-{rule.lower()[:26]}-[0-9a-f]{{8}}$")
+        assert [n for n in names if pattern.match(n)], (rule, sorted(names))
+    assert all(j["ProcessingJobStatus"] == "Completed" for j in rule_jobs), [
+        (j["ProcessingJobName"], j.get("FailureReason")) for j in rule_jobs
+    ]
+    summary = {s["RuleConfigurationName"]: s for s in est.latest_training_job.rule_job_summary()}
+    exploding = summary["ExplodingTensor"]
+    assert exploding["RuleEvaluationStatus"] == "IssuesFound", exploding
+    arn = exploding["RuleEvaluationJobArn"]
+    assert re.match(r"^arn:aws:sagemaker:us-west-2:\d{12}:processing-job/", arn)
+    assert arn.rsplit("/", 1)[-1] in names
+    trial = create_trial(est.latest_job_debugger_artifacts_path())
+    steps = trial.tensor_names() and trial.steps()
+    assert steps and min(steps) == 0 and max(steps) >= 30
+
+
+def _hook() -> Any:
+    from sagemaker.debugger import CollectionConfig, DebuggerHookConfig
+
+    every_step = {"save_interval": "1"}
+    return DebuggerHookConfig(
+        hook_parameters=every_step,
+        collection_configs=[CollectionConfig("losses", every_step), CollectionConfig("gradients", every_step)],
+    )
+
+
+def _rules() -> list[Any]:
+    from sagemaker.debugger import Rule, rule_configs
+
+    stop = rule_configs.ActionList(rule_configs.StopTraining())
+    return [
+        Rule.sagemaker(rule_configs.exploding_tensor(), actions=stop),
+        Rule.sagemaker(rule_configs.loss_not_decreasing()),
+    ]
+
+
+def test_our_estimator_self_hosted_on_a_real_session(cloud: Any) -> None:
+    """Estimator(debugger_backend="self-hosted") + sagemaker.Session: no Debugger field sent, rule jobs stop the job."""
+    from sagemaker_debugger_ext import Estimator
+
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_nan_at_30.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
+        sagemaker_session=_session(cloud), rules=_rules(), debugger_hook_config=_hook(),
+        debugger_backend="self-hosted",
+    )  # fmt: skip
+    est.fit(job_name="self-hosted-ours", wait=False)
+    _check_job(cloud, est, "self-hosted-ours", ("ExplodingTensor", "LossNotDecreasing"))
+
+
+def test_sdk_pytorch_estimator_with_debugger_session(cloud: Any) -> None:
+    """sagemaker.pytorch.PyTorch + DebuggerSession(debugger_backend="self-hosted"): the same outcome."""
+    from sagemaker.pytorch import PyTorch
+
+    from sagemaker_debugger_ext.cloud import DebuggerSession
+
+    est = PyTorch(
+        entry_point="train_nan_at_30.py", source_dir=str(SCRIPTS), role=ROLE, framework_version="2.3",
+        py_version="py311", instance_count=1, instance_type="ml.m5.xlarge", output_path=f"s3://{cloud.bucket}/out",
+        sagemaker_session=_session(cloud, DebuggerSession, debugger_backend="self-hosted"), rules=_rules(),
+        debugger_hook_config=_hook(),
+    )  # fmt: skip
+    est.fit(job_name="self-hosted-sdk-pytorch", wait=False)
+    _check_job(cloud, est, "self-hosted-sdk-pytorch", ("ExplodingTensor", "LossNotDecreasing"))
