@@ -90,12 +90,13 @@ class _DebuggerTrainingJob(_TrainingJob):
             return cls(session, estimator._current_job_name)
         from ..cloud._session import self_hosted_train  # the self-hosted backend: its uploads and rule jobs
 
-        options = {
-            "wheel": getattr(session, "_wheel", None),
-            "rule_image_uri": getattr(session, "_rule_image_uri", None),
-            "poll_seconds": getattr(session, "_rule_poll_seconds", 10.0),
-        }
-        self_hosted_train(session, train_args, **options)
+        self_hosted_train(  # a DebuggerSession's options apply; defaults otherwise
+            session,
+            train_args,
+            wheel=getattr(session, "_wheel", None),
+            rule_image_uri=getattr(session, "_rule_image_uri", None),
+            poll_seconds=float(getattr(session, "_rule_poll_seconds", 10.0)),
+        )
         job = cls(session, estimator._current_job_name)
         job.self_hosted = True
         return job

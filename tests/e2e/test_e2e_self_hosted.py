@@ -18,6 +18,7 @@ from polling import wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
+RULES = Path(__file__).resolve().parent / "rules"
 ROLE = "arn:aws:iam::123456789012:role/training"
 DEBUGGER_FIELDS = ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig", "ProfilerRuleConfigurations")
 
@@ -62,19 +63,18 @@ def _session(cloud: Any, cls: Any = None, **kwargs: Any) -> Any:
 def _wait_for_everything(cloud: Any, job: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The training job's final description and its rule jobs' final descriptions."""
     final = cloud.client.wait(job, timeout_s=240)
-    names = [s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]]
-    jobs = [
-        wait_until(
-            lambda n=name: (d := cloud.sm.describe_processing_job(ProcessingJobName=n))["ProcessingJobStatus"]
-            in ("Completed", "Failed", "Stopped") and d,
-            timeout_s=240, what=f"rule job {name}",
-        )  # fmt: skip
-        for name in names
+    names = [
+        s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]
     ]
-    return final, jobs
+
+    def ended(name: str) -> Any:
+        described = cloud.sm.describe_processing_job(ProcessingJobName=name)
+        return described["ProcessingJobStatus"] in ("Completed", "Failed", "Stopped") and described
+
+    return final, [wait_until(lambda n=name: ended(n), timeout_s=240, what=f"rule job {name}") for name in names]
 
 
-def _check_job(cloud: Any, est: Any, job: str, rules: tuple[str, ...]) -> None:
+def _check_job(cloud: Any, est: Any, job: str, rules: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     from sagemaker_debugger_ext.trials import create_trial
 
     sent = cloud.client.store.read_request(job)
@@ -97,6 +97,7 @@ def _check_job(cloud: Any, est: Any, job: str, rules: tuple[str, ...]) -> None:
     trial = create_trial(est.latest_job_debugger_artifacts_path())
     steps = trial.tensor_names() and trial.steps()
     assert steps and min(steps) == 0 and max(steps) >= 30
+    return summary
 
 
 def _hook() -> Any:
@@ -105,7 +106,7 @@ def _hook() -> Any:
     every_step = {"save_interval": "1"}
     return DebuggerHookConfig(
         hook_parameters=every_step,
-        collection_configs=[CollectionConfig("losses", every_step), CollectionConfig("gradients", every_step)],
+        collection_configs=[CollectionConfig("losses", every_step)],
     )
 
 
@@ -120,18 +121,38 @@ def _rules() -> list[Any]:
 
 
 def test_our_estimator_self_hosted_on_a_real_session(cloud: Any) -> None:
-    """Estimator(debugger_backend="self-hosted") + sagemaker.Session: no Debugger field sent, rule jobs stop the job."""
+    """Estimator(debugger_backend="self-hosted") + sagemaker.Session: no Debugger field sent, rule jobs stop the job;
+    a profiler rule and a Rule.custom rule run as rule jobs too."""
+    from sagemaker.debugger import ProfilerRule, Rule, rule_configs
+
     from sagemaker_debugger_ext import Estimator
 
+    extra = [
+        ProfilerRule.sagemaker(rule_configs.CPUBottleneck()),
+        Rule.custom(name="LossIsNaN", image_uri="any", instance_type="ml.t3.medium", volume_size_in_gb=1,
+                    source=str(RULES / "nan_rules.py"), rule_to_invoke="LossIsNaN"),
+    ]  # fmt: skip
     est = Estimator(
         image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
         instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_nan_at_30.py",
         source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
-        sagemaker_session=_session(cloud), rules=_rules(), debugger_hook_config=_hook(),
+        sagemaker_session=_session(cloud), rules=_rules() + extra, debugger_hook_config=_hook(),
         debugger_backend="self-hosted",
     )  # fmt: skip
     est.fit(job_name="self-hosted-ours", wait=False)
-    _check_job(cloud, est, "self-hosted-ours", ("ExplodingTensor", "LossNotDecreasing"))
+    summary = _check_job(
+        cloud, est, "self-hosted-ours", ("ExplodingTensor", "LossNotDecreasing", "CPUBottleneck", "LossIsNaN")
+    )
+    assert summary["LossIsNaN"]["RuleEvaluationStatus"] == "IssuesFound", summary["LossIsNaN"]
+    profiler = {
+        s["RuleConfigurationName"]: s for s in est.latest_training_job.describe()["ProfilerRuleEvaluationStatuses"]
+    }
+    assert profiler["CPUBottleneck"]["RuleEvaluationStatus"] in ("NoIssuesFound", "IssuesFound"), profiler
+    assert est.latest_job_profiler_artifacts_path() == f"s3://{cloud.bucket}/out/self-hosted-ours/profiler-output"
+    keys = cloud.s3.list_objects_v2(Bucket=cloud.bucket, Prefix="out/self-hosted-ours/profiler-output/system/")
+    assert any("incremental" in k["Key"] for k in keys.get("Contents", [])), keys.get("Contents")
+    reports = cloud.s3.list_objects_v2(Bucket=cloud.bucket, Prefix="out/self-hosted-ours/rule-output/ExplodingTensor/")
+    assert {k["Key"].rsplit("/", 1)[-1] for k in reports["Contents"]} >= {"status.json", "rule-report.json"}
 
 
 def test_sdk_pytorch_estimator_with_debugger_session(cloud: Any) -> None:
