@@ -111,12 +111,13 @@ def _hook() -> Any:
 
 
 def _rules() -> list[Any]:
-    from sagemaker.debugger import Rule, rule_configs
+    from sagemaker.debugger import CollectionConfig, Rule, rule_configs
 
     stop = rule_configs.ActionList(rule_configs.StopTraining())
+    losses = [CollectionConfig("losses", {"save_interval": "1"})]  # the SDK merges the rules' own (500) otherwise
     return [
-        Rule.sagemaker(rule_configs.exploding_tensor(), actions=stop),
-        Rule.sagemaker(rule_configs.loss_not_decreasing()),
+        Rule.sagemaker(rule_configs.exploding_tensor(), actions=stop, collections_to_save=losses),
+        Rule.sagemaker(rule_configs.loss_not_decreasing(), collections_to_save=losses),
     ]
 
 

@@ -12,7 +12,7 @@ from torch import nn
 import sagemaker_debugger_ext.pytorch as smd
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--steps", type=int, default=400)
+parser.add_argument("--steps", type=int, default=3000)
 parser.add_argument("--nan-step", type=int, default=30)
 parser.add_argument("--step-seconds", type=float, default=0.05)
 args, _ = parser.parse_known_args()
