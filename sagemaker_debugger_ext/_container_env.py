@@ -20,6 +20,7 @@ __all__ = [
     "CONFIG_FILE_PROFILER",
     "CONFIG_FILE_RESOURCE",
     "CONFIG_FILE_TENSORBOARD",
+    "DEBUGGER_BACKEND_ENV",
     "DEFAULT_ROOT",
     "EVENT_BUS_ENV",
     "EVENT_HANDLERS_ENV",
@@ -30,6 +31,8 @@ __all__ = [
     "LOCAL_HOME_ENV",
     "PROGRESS_SECONDS_ENV",
     "RANK_ENV",
+    "RULE_JOB_REQUIREMENT_ENV",
+    "SELF_HOSTED_SYNC_SECONDS_ENV",
     "SMDEBUG_CONFIG_FILE_PATH_ENV",
     "SMPROFILER_CONFIG_PATH_ENV",
     "SM_CHANNELS",
@@ -87,6 +90,12 @@ HOOK_WRITER_NICE_ENV = "SAGEMAKER_DEBUGGER_EXT_WRITER_NICE"
 # Whether the hook writes its large event files (1 MiB and more) uncached (our addition;
 # default true: Linux 6.14+'s RWF_DONTCACHE where supported, see format/_files.py).
 HOOK_UNCACHED_WRITES_ENV = "SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES"
+# The Debugger backend of estimators on SageMaker: "service" or "self-hosted" (docs/cloud.md).
+DEBUGGER_BACKEND_ENV = "SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND"
+# Self-hosted jobs: seconds between the training container's syncs of debug/profiler output to S3.
+SELF_HOSTED_SYNC_SECONDS_ENV = "SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS"
+# Self-hosted rule jobs: the pip requirement that installs this package in the processing image.
+RULE_JOB_REQUIREMENT_ENV = "SAGEMAKER_DEBUGGER_EXT_REQUIREMENT"
 # Local mode's job store (default ~/.sagemaker-debugger-ext).
 LOCAL_HOME_ENV = "SAGEMAKER_DEBUGGER_EXT_HOME"
 # Event handlers for every local job started from this environment: a JSON array (of references

@@ -6,11 +6,12 @@ import enum
 import os
 from collections.abc import Mapping
 
+from .._container_env import DEBUGGER_BACKEND_ENV
 from .._exceptions import ConfigValueError, field_error_message
 
 __all__ = ["BACKEND_ENV", "DebuggerBackend", "resolve_backend"]
 
-BACKEND_ENV = "SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND"
+BACKEND_ENV = DEBUGGER_BACKEND_ENV
 
 
 class DebuggerBackend(enum.Enum):

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from .._container_env import RULE_JOB_REQUIREMENT_ENV
 from ..request._paths import artifacts_path, debugger_artifacts_path, profiler_artifacts_path, rule_output_path
 
 __all__ = [
@@ -172,6 +173,6 @@ def rule_job_request(
                 }
             ]
         },
-        "Environment": {"SAGEMAKER_DEBUGGER_EXT_REQUIREMENT": requirement},
+        "Environment": {RULE_JOB_REQUIREMENT_ENV: requirement},
         "StoppingCondition": {"MaxRuntimeInSeconds": max_runtime_s},
     }
