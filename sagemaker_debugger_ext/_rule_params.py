@@ -100,6 +100,11 @@ class Param:
     check: Callable[[Any], str | None] | None = None
     choices: tuple[str, ...] = ()
 
+    @classmethod
+    def percentage(cls, name: str, default: float, doc: str) -> Param:
+        """A float parameter that must lie in [0, 100] (checked by :func:`percent`)."""
+        return cls(name=name, kind=Kind.FLOAT, default=default, check=percent, doc=doc)
+
     def convert(self, raw: object, rule_name: str) -> Any:
         """Convert one raw value (string or Python value) or raise RuleParameterError."""
         if raw is None or (isinstance(raw, str) and raw.strip().lower() in _NONE_STRINGS):

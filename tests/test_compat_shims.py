@@ -92,3 +92,13 @@ def test_locations_use_the_format_layout(step: int) -> None:
     assert key == index_key(step, "worker_0") and parse_index_key(key) == (step, "worker_0")
     assert utils.get_index_prefix_for_step(step) == key.split("/")[1]
     assert int(utils.next_index_prefix_for_step(step)) == int(utils.get_index_prefix_for_step(step)) + 1
+
+
+def test_tensorflow_is_a_package_with_smdebugs_submodules() -> None:
+    """``tensorflow`` is a package with smdebug.tensorflow's submodules, like ``pytorch``."""
+    from sagemaker_debugger_ext import tensorflow as smd_tf
+    from sagemaker_debugger_ext.tensorflow import collection, session, singleton_utils
+
+    assert smd_tf.__path__  # a package
+    assert collection.Collection is smd_tf.Collection and session.SessionHook is smd_tf.SessionHook
+    assert singleton_utils.get_hook is smd_tf.get_hook is tf_singleton.get_hook

@@ -114,8 +114,9 @@ def test_top_level_v2_names_and_cli_run_under_v3_say_what_to_install(tmp_path: P
 @pytest.mark.skipif(installed_sdk_major() != 2, reason="the v2 Estimator's names need SDK v2")
 def test_lazy_top_level_names_under_v2_import() -> None:
     import sagemaker_debugger_ext as sdx
+    from sagemaker_debugger_ext.estimator import Estimator
 
-    assert sdx.Estimator.__module__ == "sagemaker_debugger_ext.estimator"
+    assert sdx.Estimator is Estimator and Estimator.__module__ == "sagemaker_debugger_ext.estimator._estimator"
 
 
 def test_core_imports_without_touching_the_sdk() -> None:

@@ -16,7 +16,7 @@ from ..config._framework_profile import FixedProfilingParameters
 from ..config._hook import DebuggerHookConfig, TensorBoardOutputConfig
 from ..config._profiler import ProfilerConfig
 from ..config._rules import RuleBase
-from ..local._sdk_hooks import is_our_local_session
+from ..local._sdk_patches import is_our_local_session
 
 __all__ = [
     "bind_arguments",

@@ -32,9 +32,9 @@ from ._client import LocalTrainingClient, default_output_path
 from ._events import handler_specs
 from ._job_store import JobStore
 from ._logs import LogFollower, follow_job
-from ._sdk_hooks import install as _install_sdk_hooks
+from ._sdk_patches import install as _install_sdk_patches
 
-_install_sdk_hooks()
+_install_sdk_patches()
 
 __all__ = ["LocalSagemakerClient", "LocalSession"]
 

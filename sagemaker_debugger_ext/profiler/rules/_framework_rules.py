@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from ..._exceptions import RuleParameterError, field_error_message
-from ..._rule_params import Kind, Param, non_negative, percent
+from ..._rule_params import Kind, Param, non_negative
 from ..._rule_result import RuleResult
 from .._events import FrameworkEvent
 from ._base import ProfilerRule, Window, make_params, percentile
@@ -169,9 +169,7 @@ class Dataloader(ProfilerRule):
 
     NAME = "Dataloader"
     PARAMS = make_params(
-        Param(
-            name="min_threshold", kind=Kind.FLOAT, default=70, check=percent, doc="minimum data loaders as % of cores"
-        ),
+        Param.percentage("min_threshold", 70, "minimum data loaders as % of cores"),
         Param(
             name="max_threshold",
             kind=Kind.FLOAT,

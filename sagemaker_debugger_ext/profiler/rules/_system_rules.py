@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from ..._rule_params import Kind, Param, at_least, fraction, non_negative, percent
+from ..._rule_params import Kind, Param, at_least, fraction, non_negative
 from ..._rule_result import Finding, RuleResult
 from ._base import PATIENCE, ProfilerRule, Window, group_snapshots, make_params, percentile
 from ._snapshot import Snapshot, to_snapshots
@@ -28,6 +28,12 @@ NO_GPU_NOTE = "no GPU metrics in the profiler data (no GPU on the training machi
 
 def _snapshots(window: Window) -> list[Snapshot]:
     return to_snapshots(group_snapshots(window.system))
+
+
+# Parameters two rules declare alike (the bottleneck rules; BatchSize and LowGPUUtilization).
+_SHARE = Param.percentage("threshold", 50, "% of samples that must be bottlenecks")
+_WINDOW = Param(name="window", kind=Kind.INT, default=500, check=at_least(1), doc="samples in the moving window")
+_GPU_UNDER_USED = Param.percentage("gpu_threshold", 10, "GPU utilisation below which the GPU is under-used")
 
 
 class _Bottleneck(ProfilerRule):
@@ -78,23 +84,9 @@ class CPUBottleneck(_Bottleneck):
 
     NAME = "CPUBottleneck"
     PARAMS = make_params(
-        Param(
-            name="threshold", kind=Kind.FLOAT, default=50, check=percent, doc="% of samples that must be bottlenecks"
-        ),
-        Param(
-            name="gpu_threshold",
-            kind=Kind.FLOAT,
-            default=10,
-            check=percent,
-            doc="GPU utilisation below which the GPU is under-used",
-        ),
-        Param(
-            name="cpu_threshold",
-            kind=Kind.FLOAT,
-            default=90,
-            check=percent,
-            doc="core utilisation above which the CPU is busy",
-        ),
+        _SHARE,
+        _GPU_UNDER_USED,
+        Param.percentage("cpu_threshold", 90, "core utilisation above which the CPU is busy"),
         PATIENCE,
     )
     DESCRIPTION = "Checks if CPU utilization is high while GPU utilization is low: a CPU bottleneck."
@@ -115,23 +107,9 @@ class IOBottleneck(_Bottleneck):
 
     NAME = "IOBottleneck"
     PARAMS = make_params(
-        Param(
-            name="threshold", kind=Kind.FLOAT, default=50, check=percent, doc="% of samples that must be bottlenecks"
-        ),
-        Param(
-            name="gpu_threshold",
-            kind=Kind.FLOAT,
-            default=10,
-            check=percent,
-            doc="GPU utilisation below which the GPU is under-used",
-        ),
-        Param(
-            name="io_threshold",
-            kind=Kind.FLOAT,
-            default=50,
-            check=percent,
-            doc="I/O wait % above which I/O is the bottleneck",
-        ),
+        _SHARE,
+        _GPU_UNDER_USED,
+        Param.percentage("io_threshold", 50, "I/O wait % above which I/O is the bottleneck"),
         PATIENCE,
     )
     DESCRIPTION = "Checks if I/O wait time is high while GPU utilization is low: an I/O bottleneck."
@@ -187,29 +165,11 @@ class BatchSize(_GpuRule):
 
     NAME = "BatchSize"
     PARAMS = make_params(
-        Param(
-            name="cpu_threshold_p95",
-            kind=Kind.FLOAT,
-            default=70,
-            check=percent,
-            doc="p95 CPU utilisation below which the CPU is under-used",
-        ),
-        Param(
-            name="gpu_threshold_p95",
-            kind=Kind.FLOAT,
-            default=70,
-            check=percent,
-            doc="p95 GPU utilisation below which the GPU is under-used",
-        ),
-        Param(
-            name="gpu_memory_threshold_p95",
-            kind=Kind.FLOAT,
-            default=70,
-            check=percent,
-            doc="p95 GPU memory below which memory is under-used",
-        ),
+        Param.percentage("cpu_threshold_p95", 70, "p95 CPU utilisation below which the CPU is under-used"),
+        Param.percentage("gpu_threshold_p95", 70, "p95 GPU utilisation below which the GPU is under-used"),
+        Param.percentage("gpu_memory_threshold_p95", 70, "p95 GPU memory below which memory is under-used"),
         PATIENCE,
-        Param(name="window", kind=Kind.INT, default=500, check=at_least(1), doc="samples in the moving window"),
+        _WINDOW,
     )
     DESCRIPTION = "Checks if the GPU is under-utilized because the batch size is too small."
     RECOMMENDATION = "Run on a smaller instance type or increase the batch size."
@@ -244,21 +204,9 @@ class LowGPUUtilization(_GpuRule):
 
     NAME = "LowGPUUtilization"
     PARAMS = make_params(
-        Param(
-            name="threshold_p95",
-            kind=Kind.FLOAT,
-            default=70,
-            check=percent,
-            doc="p95 utilisation below which the GPU is under-used",
-        ),
-        Param(
-            name="threshold_p5",
-            kind=Kind.FLOAT,
-            default=10,
-            check=percent,
-            doc="p5 utilisation below which utilisation fluctuates",
-        ),
-        Param(name="window", kind=Kind.INT, default=500, check=at_least(1), doc="samples in the moving window"),
+        Param.percentage("threshold_p95", 70, "p95 utilisation below which the GPU is under-used"),
+        Param.percentage("threshold_p5", 10, "p5 utilisation below which utilisation fluctuates"),
+        _WINDOW,
         PATIENCE,
     )
     DESCRIPTION = "Checks if GPU utilization is low or fluctuating."

@@ -1,4 +1,4 @@
-"""What SDK v2 estimators need from our ``LocalSession`` that the session alone cannot provide.
+"""SDK v2 patches: what SDK v2 estimators need from our ``LocalSession`` that the session alone cannot provide.
 
 Four SDK functions consult no session method at the point that matters, so they are wrapped
 once (idempotently) when :mod:`._session` is imported. Each wrapper acts only when the
