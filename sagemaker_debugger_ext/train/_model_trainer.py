@@ -18,6 +18,7 @@ from sagemaker.train import ModelTrainer as _SdkModelTrainer
 from sagemaker.train.model_trainer import Mode
 
 from .. import request as _request
+from .._container_env import DEBUGGER_BACKEND_ENV
 from .._exceptions import ConfigStateError, ConfigValueError, field_error_message
 from ..config._arguments import convert_debugger_arguments
 from ..config._hook import DebuggerHookConfig
@@ -30,7 +31,7 @@ __all__ = ["BACKENDS", "BACKEND_ENV", "ModelTrainer"]
 
 BACKENDS = ("service",)
 #: the environment variable that picks the Debugger backend when ``backend`` is not given
-BACKEND_ENV = "SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND"
+BACKEND_ENV = DEBUGGER_BACKEND_ENV
 _ALL_BACKENDS = ("service", "self-hosted")
 
 
