@@ -278,7 +278,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
                                       keep_colon_index=self.reductions_keep_colon_index)  # fmt: skip
         return self._output
 
-    def _end_step(self) -> None:
+    def _end_step(self, *, final: bool = False) -> None:
         if not self._step_open:
             return
         self._step_open = False
@@ -290,10 +290,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         if self._pending and self._writes:
             self._flush_pending()
         if self._scalars:
-            if self._writes:
-                for name, array, timestamp in self._scalars:
-                    self._output_for_step().write_scalar(name, array, timestamp)
-            self._scalars.clear()
+            self._write_scalars(final)
         if self._output is not None:
             if self._output.close():
                 self.last_saved_step = self.step
@@ -363,7 +360,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         with self._guard():
             if not self._prepared:
                 self._prepare(check=False)  # no step ran: smdebug never checks then
-            self._end_step()
+            self._end_step(final=True)
             if self._background is not None:
                 self._background.close()
                 unregister_writer(self.out_dir, self._background)

@@ -1,19 +1,23 @@
 """What a training script saves itself: smdebug's ``hook.save_tensor`` and ``hook.save_scalar``.
 
 A mixin of :class:`~._hook.BaseHook`: values are copied when given and written at the step
-where one of their collections is due (tensors) or at the end of the current step (scalars).
+where one of their collections is due (tensors) or at the end of the current step (scalars;
+with ``scalars_wait_for_saved_step``, as smdebug's PyTorch hook: at the end of the next step
+due to save something, or at ``close()``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._exceptions import HookConfigError, field_error_message
 from ._arrays import float_view
 from ._collections import SCALAR_PREFIX, Collection, CollectionKeys, CollectionManager
+from ._due import DueCollections
+from ._step import StepOutput
 
 __all__ = ["ExplicitSaves"]
 
@@ -21,7 +25,15 @@ __all__ = ["ExplicitSaves"]
 class ExplicitSaves:
     """``save_tensor`` / ``save_scalar`` of the hooks (and ``_assign``, which framework adapters use)."""
 
+    #: ``save_scalar`` values wait for the next step due to save something (see the module doc)
+    scalars_wait_for_saved_step: ClassVar[bool] = False
     collection_manager: CollectionManager
+    _writes: bool
+    _schedule: DueCollections
+    _output: StepOutput | None
+    _step_mode: Any
+    _step_mode_step: int
+    _output_for_step: Callable[[], StepOutput]  # BaseHook's
     _tensor_colls: dict[str, tuple[Collection, ...]]
     _pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]]
     _scalars: list[tuple[str, np.ndarray, float | None]]
@@ -90,3 +102,15 @@ class ExplicitSaves:
         if full not in scalars.tensor_names:
             scalars.add_tensor_name(full)
             self._dirty = True
+
+    def _write_scalars(self, final: bool) -> None:
+        """At a step's end (``final``: the hook's close): write the ``save_scalar`` values
+        given since the last write, unless they wait for a step due to save (see the module doc)."""
+        if not self._writes:
+            self._scalars.clear()
+            return
+        due = self._output is not None or self._schedule.at(self._step_mode, self._step_mode_step)
+        if final or due or not self.scalars_wait_for_saved_step:
+            for name, array, timestamp in self._scalars:
+                self._output_for_step().write_scalar(name, array, timestamp)
+            self._scalars.clear()

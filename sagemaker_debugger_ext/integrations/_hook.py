@@ -40,6 +40,8 @@ class TrainerHook(Hook):
     :meth:`optimizer_stepped` after each optimizer step; a script driving it by hand does the same.
     """
 
+    scalars_wait_for_saved_step = False  # trainers' numbers: in the step they were logged in (docs/hook.md)
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._new_step_due = True

@@ -105,6 +105,104 @@ def read_in_process():
 
 RESULTS["read_in_process"] = read_in_process()
 """,
+    # AWS's iterative model-pruning example: a Hook subclass whose forward_hook writes each call of
+    # a module as <module>_<call>, on a ResNet-shaped model (a ReLU module used twice per block)
+    "pruning_forward_hook": """
+class PruningHook(smd.Hook):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = {}
+
+    def forward_hook(self, module, inputs, outputs):
+        name = module._module_name  # the example: self.module_maps[module] (smdebug 0.x; 1.0.34 lacks it)
+        outputs.register_hook(self.backward_hook(name + "_" + module._get_name() + "_output"))
+        if isinstance(module, nn.BatchNorm2d):
+            self._write_outputs(name + ".running_mean", module.running_mean)
+            self._write_outputs(name + ".running_var", module.running_var)
+        seen = self.calls.setdefault(self.step, {})
+        seen[name] = seen[name] + 1 if name in seen else 0
+        self._write_inputs(name + "_" + str(seen[name]), inputs)
+        self._write_outputs(name + "_" + str(seen[name]), outputs)
+        self.last_saved_step = self.step
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + x)
+
+
+class TinyResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.layer1 = nn.Sequential(BasicBlock(4), BasicBlock(4))
+        self.layer2 = nn.Sequential(BasicBlock(4))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        x = self.layer2(self.layer1(self.relu(self.bn1(self.conv1(x)))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+def pruning_run():
+    # the example's train.py: hook from SageMaker's JSON (a custom collection saved every 4
+    # steps), save_scalar at each epoch's end, an evaluation loop without backward
+    cfg = {"LocalPath": OUT + "/pruning", "HookParameters": {}, "CollectionConfigurations": [
+        {"CollectionName": "custom_collection", "CollectionParameters": {
+            "include_regex": ".*relu|.*weight|.*bias|.*running_mean|.*running_var|.*CrossEntropyLoss",
+            "save_interval": "4"}}]}
+    json.dump(cfg, open(OUT + "/pruning.json", "w"))
+    torch.manual_seed(0)
+    model = TinyResNet()
+    hook = PruningHook.create_from_json_file(OUT + "/pruning.json")
+    criterion = nn.CrossEntropyLoss()
+    hook.register_module(model)
+    hook.register_loss(criterion)
+    hook.save_scalar("parameters", sum(p.numel() for p in model.parameters()), sm_metric=True)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.randn(2, 3, 8, 8), torch.tensor([0, 2])
+    for epoch in range(2):
+        model.train()
+        hook.set_mode(smd.modes.TRAIN)
+        for _ in range(5):
+            model.zero_grad()
+            criterion(model(x), y).backward()
+            opt.step()
+        hook.save_scalar("loss", 0.5, sm_metric=True)
+        model.eval()
+        hook.set_mode(smd.modes.EVAL)
+        for _ in range(2):
+            criterion(model(x), y)
+        hook.save_scalar("accuracy", 0.25, sm_metric=True)
+    hook.close()
+    trial = create_trial(OUT + "/pruning")
+    out = {"steps": trial.steps(), "tensors": {}, "ranks": []}
+    for name in trial.tensor_names():
+        t = trial.tensor(name)
+        out["tensors"][name] = {m.name: t.steps(mode=m) for m in (smd.modes.TRAIN, smd.modes.EVAL) if t.steps(mode=m)}
+    # the notebook's compute_filter_ranks: activation output x its gradient at every TRAIN step
+    for step in trial.steps(mode=smd.modes.TRAIN):
+        act = trial.tensor("layer1.0.relu_0_output_0").value(step, mode=smd.modes.TRAIN)
+        grad = trial.tensor("gradient/layer1.0.relu_ReLU_output").value(step, mode=smd.modes.TRAIN)
+        out["ranks"].append([step, list(act.shape), list(grad.shape)])
+    return out
+
+
+RESULTS["pruning_forward_hook"] = pruning_run()
+""",
 }
 
 
@@ -150,3 +248,16 @@ def test_collection_check_when_saving_starts(results: dict[str, dict[str, Any]])
 def test_reader_in_process_sees_every_finished_step(results: dict[str, dict[str, Any]]) -> None:
     """A trial opened in the training process, without close(), has the last finished step."""
     assert results["ours"]["read_in_process"] == results["smdebug"]["read_in_process"] == [0, 20, 40, 60, 80]
+
+
+def test_pruning_example_forward_hook_subclass(results: dict[str, dict[str, Any]]) -> None:
+    """The pruning example's forward_hook subclass and train.py: the same steps, tensor names
+    and steps per mode; its compute_filter_ranks reads every TRAIN step (scalars saved at a
+    step that saves nothing wait for the next saved step, as smdebug)."""
+    ours, theirs = results["ours"]["pruning_forward_hook"], results["smdebug"]["pruning_forward_hook"]
+    assert ours["steps"] == theirs["steps"]
+    assert sorted(ours["tensors"]) == sorted(theirs["tensors"])
+    assert {n: s for n, s in ours["tensors"].items() if s != theirs["tensors"][n]} == {}
+    assert ours["ranks"] == theirs["ranks"] and len(theirs["ranks"]) == 3
+    assert theirs["tensors"]["layer1.0.relu_1_output_0"] == {"TRAIN": [0, 4, 8], "EVAL": [0]}
+    assert theirs["tensors"]["scalar/accuracy"] == {"TRAIN": [8], "EVAL": [3]}  # written at the next saved step

@@ -58,6 +58,7 @@ class Hook(DeviceReductionsMixin, BaseHook):
     OUTPUT_TENSOR_SUFFIX: ClassVar[str] = "_output_"
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
+    scalars_wait_for_saved_step = True  # smdebug: written when a saved step ends, or at close()
 
     def __init__(
         self,
