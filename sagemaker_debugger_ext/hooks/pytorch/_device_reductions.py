@@ -243,8 +243,8 @@ class DeviceReductionsMixin:
                 return
         super()._write_for(name, value, collections, private)  # type: ignore[misc]
 
-    def _end_step(self) -> None:
+    def _end_step(self, *, final: bool = False) -> None:
         reductions = self.__dict__.get("_device_reductions_")
         if reductions is not None and reductions.pending:  # the step's scalars reach the host before its files
             self._guarded(reductions.finish)
-        super()._end_step()  # type: ignore[misc]
+        super()._end_step(final=final)  # type: ignore[misc]
