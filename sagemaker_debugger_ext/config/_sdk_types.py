@@ -59,7 +59,7 @@ class _SdkDebuggerFinder(importlib.abc.MetaPathFinder):
             if spec is not None:
                 if spec.loader is not None and hasattr(spec.loader, "exec_module"):
                     spec.loader = _RegisteringLoader(spec.loader)
-                return spec  # type: ignore[no-any-return]
+                return spec
         return None
 
 

@@ -41,7 +41,7 @@ class CollectionManager(_HookCollectionManager):
         """The name -> collection dict."""
         return self._collections
 
-    def add(self, arg: str | Collection) -> None:  # type: ignore[override]
+    def add(self, arg: str | Collection) -> None:
         """Add a collection, or create an empty one by name."""
         if isinstance(arg, str):
             self.create_collection(arg)

@@ -96,7 +96,7 @@ class _DebuggerTrainingJob(_TrainingJob):
         """DescribeTrainingJob; a self-hosted job's rule statuses added in the service's shape."""
         description = super().describe()
         if not getattr(self, "self_hosted", False):
-            return description  # type: ignore[no-any-return]
+            return description
         from ..cloud._self_hosted import with_rule_statuses
 
         session = self.sagemaker_session

@@ -70,7 +70,7 @@ def make_local_session() -> Any:
     """Build ``sagemaker_debugger_ext.local.LocalSession()`` (imported lazily)."""
     try:
         # local._session: sagemaker.local, rules and trials; only when a local instance type is used.
-        from ..local import LocalSession  # type: ignore[attr-defined]
+        from ..local import LocalSession
     except ImportError as exc:
         msg = (
             "instance_type 'local'/'local_gpu' needs sagemaker_debugger_ext.local.LocalSession, which could not be "

@@ -25,7 +25,7 @@ from ._hook import LOSS_NAME, TrainerHook, resolve_hook, to_float
 __all__ = ["DebuggerCallback", "add_debugger"]
 
 
-class DebuggerCallback(transformers.TrainerCallback):  # type: ignore[misc]
+class DebuggerCallback(transformers.TrainerCallback):
     """Saves the model's tensors, the loss, the learning rate and the metrics while ``Trainer`` runs.
 
     Args:

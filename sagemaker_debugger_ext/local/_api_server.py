@@ -83,7 +83,7 @@ class SageMakerApi:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         response = self.handle(Request(environ))
-        return response(environ, start_response)  # type: ignore[no-any-return]
+        return response(environ, start_response)
 
     def handle(self, request: Request) -> Response:
         """Answer one HTTP request."""

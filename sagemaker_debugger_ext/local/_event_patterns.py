@@ -82,7 +82,7 @@ def _scalar_matches(matcher: Any, value: Any) -> bool:
         )  # fmt: skip
     (name, arg), = matcher.items()  # fmt: skip
     if name == "exists":
-        return (value is not _MISSING) == arg
+        return bool((value is not _MISSING) == arg)
     if value is _MISSING:
         return False
     if name == "prefix":

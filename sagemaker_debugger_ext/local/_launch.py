@@ -35,7 +35,22 @@ def _seconds(key: str, default: float) -> Any:
 
 
 def _text(default: str) -> Any:
-    return attrs.field(default=default, converter=lambda v: default if v in (None, "") else str(v))
+    def convert(value: Any) -> str:
+        return default if value in (None, "") else str(value)
+
+    return attrs.field(default=default, converter=convert)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def _bool_default_true(value: Any) -> bool:
+    return True if value is None else to_bool(value)
+
+
+def _handler_items(value: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(value or ())
 
 
 #: LaunchOptions field -> launch.json key (the client's ``settings`` names)
@@ -65,17 +80,17 @@ class LaunchOptions:
 
     region: str = _text("us-east-1")
     output_path: str = _text("")
-    caller_cwd: str | None = attrs.field(default=None, converter=lambda v: None if v in (None, "") else str(v))
+    caller_cwd: str | None = attrs.field(default=None, converter=_optional_text)
     poll_s: float = _seconds("PollSeconds", 0.05)
     stop_grace_s: float = _seconds("StopGraceSeconds", 10.0)
     rule_wait_s: float = _seconds("RuleWaitSeconds", 120.0)
     rule_poll_s: float = _seconds("RulePollSeconds", 0.1)
     sync_interval_s: float = _seconds("SyncIntervalSeconds", 1.0)
-    start_monitor: bool = attrs.field(default=True, converter=lambda v: True if v is None else to_bool(v))
+    start_monitor: bool = attrs.field(default=True, converter=_bool_default_true)
     debug_rule_module: str = _text(DEBUG_RULE_MODULE)
     profiler_rule_module: str = _text(PROFILER_RULE_MODULE)
-    event_handlers: tuple[Mapping[str, Any], ...] = attrs.field(default=(), converter=lambda v: tuple(v or ()))
-    event_bus_name: str | None = attrs.field(default=None, converter=lambda v: v or None)
+    event_handlers: tuple[Mapping[str, Any], ...] = attrs.field(default=(), converter=_handler_items)
+    event_bus_name: str | None = attrs.field(default=None, converter=_optional_text)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LaunchOptions:

@@ -49,7 +49,7 @@ class LocalSagemakerClient(_SdkLocalClient):
     """
 
     def __init__(self, sagemaker_session: Any = None, *, training: LocalTrainingClient) -> None:
-        super().__init__(sagemaker_session)  # type: ignore[no-untyped-call]
+        super().__init__(sagemaker_session)
         self.training = training
 
     def create_training_job(self, **request: Any) -> dict[str, Any]:
@@ -139,14 +139,14 @@ class LocalSession(_SdkLocalSession):
             default_bucket=default_bucket,
             s3_endpoint_url=s3_endpoint_url,
             disable_local_code=disable_local_code,
-            sagemaker_config=sagemaker_config,  # type: ignore[arg-type]
+            sagemaker_config=sagemaker_config,
             default_bucket_prefix=default_bucket_prefix,
         )
 
-    def _initialize(  # type: ignore[override]
+    def _initialize(
         self, boto_session: Any, sagemaker_client: Any, sagemaker_runtime_client: Any, **kwargs: Any
     ) -> None:
-        super()._initialize(boto_session, sagemaker_client, sagemaker_runtime_client, **kwargs)  # type: ignore[no-untyped-call]
+        super()._initialize(boto_session, sagemaker_client, sagemaker_runtime_client, **kwargs)
         self.training_client = LocalTrainingClient(self._job_store, region=self._region_name, settings=self._settings)
         self.sagemaker_client = LocalSagemakerClient(self, training=self.training_client)
         if self._telemetry_opt_out:
@@ -216,6 +216,4 @@ def _check_status(job_name: str, desc: dict[str, Any]) -> None:
         return
     reason = desc.get("FailureReason", "(No reason provided)")
     message = f"Error for Training job {job_name}: {status}. Reason: {reason}"
-    raise UnexpectedStatusException(  # type: ignore[no-untyped-call]
-        message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status
-    )
+    raise UnexpectedStatusException(message=message, allowed_statuses=["Completed", "Stopped"], actual_status=status)

@@ -62,6 +62,6 @@ def check_range(key: str, start: object, length: object) -> None:
         or length.__class__ is not int
         or not 0 <= start < MAX_RANGE
         or not 0 <= length < MAX_RANGE
-    ):  # type: ignore[operator]
+    ):
         msg = field_error_message("range", f"offset and length ints in [0, 2**48) for {key!r}", (start, length))
         raise ConfigValueError(msg, field="range", value=(start, length))

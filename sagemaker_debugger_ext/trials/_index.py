@@ -39,7 +39,7 @@ MAX_EXTENT = 1 << 48
 
 
 def _is_int(value: object, low: int, high: int = MAX_EXTENT) -> TypeGuard[int]:
-    return value.__class__ is int and low <= value < high  # type: ignore[operator]
+    return value.__class__ is int and low <= value < high
 
 
 def _entry_ok(name: object, start: object, length: object) -> bool:

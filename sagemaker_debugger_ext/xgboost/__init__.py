@@ -44,7 +44,8 @@ def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) 
 def get_hook(json_config_path: str | None = None) -> Hook | None:
     """The current XGBoost hook; created from the JSON config when there is none (None if
     there is no config file), as smdebug's ``smdebug.xgboost.get_hook``."""
-    return _current.get_hook(json_config_path=json_config_path, hook_class=Hook, create_if_not_exists=True)
+    hook: Hook | None = _current.get_hook(json_config_path=json_config_path, hook_class=Hook, create_if_not_exists=True)
+    return hook
 
 
 def __getattr__(name: str) -> Any:

@@ -48,7 +48,7 @@ _STORED: dict[torch.dtype, np.dtype[Any]] = {
 }
 _DEVICES = frozenset({"cpu", "cuda"})
 #: autograd's engine: callbacks queued on it run when the running backward pass ends
-_ENGINE = torch.autograd.Variable._execution_engine  # type: ignore[attr-defined]
+_ENGINE = torch.autograd.Variable._execution_engine
 
 
 def stored_dtype(tensor: torch.Tensor) -> np.dtype[Any] | None:

@@ -187,7 +187,7 @@ def _grad_hooker(hook: Hook, picked: list[tuple[str, str]], handles: list[Any]) 
             param = module._parameters.get(attr)
             if param is not None and param.requires_grad and not is_sharded(param) and id(param) not in done:
                 done.add(id(param))
-                handles.append(param.register_hook(hook._grad_callback(gname)))  # type: ignore[no-untyped-call]
+                handles.append(param.register_hook(hook._grad_callback(gname)))
 
     return pre
 

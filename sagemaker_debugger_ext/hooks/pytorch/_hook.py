@@ -133,7 +133,7 @@ class Hook(DeviceReductionsMixin, BaseHook):
         if self._own_backward:
             for pname, param in params:
                 if param.requires_grad:
-                    param.register_hook(self.backward_hook(pname))  # type: ignore[no-untyped-call]
+                    param.register_hook(self.backward_hook(pname))
 
     register_hook = register_module  # smdebug's zero-code-change patches call this name
 
@@ -254,7 +254,7 @@ class Hook(DeviceReductionsMixin, BaseHook):
                 self._handles.append(mod.register_forward_hook(callback))
             for param, callback in plan.grads:
                 if param.requires_grad:  # may have been frozen since the plan was made
-                    self._handles.append(param.register_hook(callback))  # type: ignore[no-untyped-call]
+                    self._handles.append(param.register_hook(callback))
                     self._hooked_params.append(param)
         self._grads_left = len(self._hooked_params)
         return plan

@@ -70,7 +70,7 @@ class LayerStats:
         with torch.no_grad():
             self._before = [p.detach().clone() for p in self._params]
         for index, param in enumerate(self._params):
-            self._handles.append(param.register_hook(self._grad_callback(index)))  # type: ignore[no-untyped-call]
+            self._handles.append(param.register_hook(self._grad_callback(index)))
 
     def _grad_callback(self, index: int) -> Callable[[torch.Tensor], None]:
         def callback(grad: torch.Tensor) -> None:

@@ -72,10 +72,10 @@ def reduce_shards(
                 extremes[i, j, 0], extremes[i, j, 1] = -part.min(), part.max()
                 if need_prod:
                     prods[i, j] = part.prod()
-    dist.all_reduce(sums, op=dist.ReduceOp.SUM, group=group)  # type: ignore[arg-type]
-    dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=group)  # type: ignore[arg-type]
+    dist.all_reduce(sums, op=dist.ReduceOp.SUM, group=group)
+    dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=group)
     if need_prod:
-        dist.all_reduce(prods, op=dist.ReduceOp.PRODUCT, group=group)  # type: ignore[arg-type]
+        dist.all_reduce(prods, op=dist.ReduceOp.PRODUCT, group=group)
     sums, extremes, prods = sums.cpu(), extremes.cpu(), prods.cpu()  # one copy each, then plain floats
     out = []
     for i, pairs in enumerate(wanted):

@@ -222,7 +222,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         plain = [(name, tf_variable(var)) for name, var in pairs]
         if any(var is None for _, var in plain):
             return []
-        return plain  # type: ignore[return-value]
+        return plain
 
     def _finish_mode(self) -> None:
         if self._disabled or self._closed:

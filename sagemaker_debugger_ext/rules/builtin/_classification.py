@@ -30,7 +30,7 @@ def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
     if np.issubdtype(flat.dtype, np.floating) and flat.size and not np.all(np.mod(flat, 1) == 0):
         if np.all((flat >= 0) & (flat <= 1)):
             return np.asarray(flat >= 0.5).astype(np.int64)
-        return np.rint(flat).astype(np.int64)
+        return np.asarray(np.rint(flat), dtype=np.int64)
     return flat.astype(np.int64)
 
 

@@ -324,7 +324,7 @@ class Overfit(_LossRule):
         sv = self._noise(key + "/validation", val, 10) if series else noise_sigma(val) or 0.0
         st = self._noise(key + "/training", train, 10 if series else 20)
         se2 = sv * sv / len(val) + (grow * st) ** 2 / len(train)
-        return z_value(self.p) * se2**0.5
+        return float(z_value(self.p) * se2**0.5)
 
     def loss_names(self) -> list[str]:
         if self.p["tensor_regex"]:

@@ -84,7 +84,7 @@ class Overtraining(_LossRule):
         lagged = [b - a for a, b in zip(smooth, smooth[k:], strict=False)]
         # robust (median): the decline before a stop leaves the history's older half without effect
         spread = 1.4826 * statistics.median(abs(d) for d in lagged) / 2**0.5 if lagged else 0.0
-        return max(iid, spread)
+        return float(max(iid, spread))
 
     def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:
         """(tensor, 'training'|'validation', value, saved steps it stands for, its standard error) judged at ``step``."""
