@@ -11,6 +11,10 @@ Debugger service (docs/cloud.md).
 
 from __future__ import annotations
 
+from .._sdk_major import installed_sdk_major, require_sdk
+
+if installed_sdk_major() != 2:  # checked before the SDK is imported: SDK v3 warns, then refuses v2 modules
+    require_sdk(2, "sagemaker_debugger_ext.Estimator")
 from ._estimator import Estimator
 
 __all__ = ["Estimator"]

@@ -7,18 +7,16 @@ from typing import Any
 
 import attrs
 
-from .._sdk_major import require_sdk
+from .._sdk_major import installed_sdk_major, require_sdk
 
-try:
-    import sagemaker.estimator as _sdk_estimator
-    from sagemaker.estimator import _TrainingJob
-    from sagemaker.fw_utils import UploadedCode
-    from sagemaker.s3_utils import parse_s3_url
-    from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
-    from sagemaker.workflow.pipeline_context import runnable_by_pipeline
-except ImportError:
-    require_sdk(2, "sagemaker_debugger_ext.Estimator")  # SDK v3 (or none) installed: say so
-    raise
+if installed_sdk_major() != 2:  # checked before the SDK is imported: SDK v3 warns, then refuses v2 modules
+    require_sdk(2, "sagemaker_debugger_ext.Estimator")
+import sagemaker.estimator as _sdk_estimator
+from sagemaker.estimator import _TrainingJob
+from sagemaker.fw_utils import UploadedCode
+from sagemaker.s3_utils import parse_s3_url
+from sagemaker.utils import check_and_get_run_experiment_config, name_from_base
+from sagemaker.workflow.pipeline_context import runnable_by_pipeline
 
 from .. import request as _request
 from .._exceptions import ConfigValueError, UnsupportedRegionError, field_error_message

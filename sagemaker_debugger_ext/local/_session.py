@@ -16,15 +16,13 @@ from typing import Any
 
 import boto3
 
-from .._sdk_major import require_sdk
+from .._sdk_major import installed_sdk_major, require_sdk
 
-try:
-    from sagemaker.exceptions import UnexpectedStatusException
-    from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClient
-    from sagemaker.local.local_session import LocalSession as _SdkLocalSession
-except ImportError:
-    require_sdk(2, "sagemaker_debugger_ext.LocalSession")  # SDK v3 (or none) installed: say so
-    raise
+if installed_sdk_major() != 2:  # checked before the SDK is imported: SDK v3 warns, then refuses v2 modules
+    require_sdk(2, "sagemaker_debugger_ext.LocalSession")
+from sagemaker.exceptions import UnexpectedStatusException
+from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClient
+from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
 from .._sdk_notices import quiet_sdk_notices
 from ..rules._fit_summary import fit_summary
