@@ -73,12 +73,16 @@ def test_sagemaker_train_outside_the_tested_range_is_named() -> None:
 # the parts built on the major that is NOT installed here (module, the major it needs)
 _OTHER = {
     2: [("sagemaker_debugger_ext.train", 3)],
-    3: [("sagemaker_debugger_ext.estimator", 2), ("sagemaker_debugger_ext.local._session", 2)],
+    3: [
+        ("sagemaker_debugger_ext.estimator", 2),
+        ("sagemaker_debugger_ext.local._session", 2),
+        ("sagemaker_debugger_ext.cloud._session", 2),
+    ],
 }
 
 
 @pytest.mark.skipif(installed_sdk_major() not in _OTHER, reason="needs SageMaker SDK v2 or v3 installed")
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2])
 def test_the_other_majors_part_raises_one_clear_error(index: int) -> None:
     have = installed_sdk_major()
     parts = _OTHER[have]

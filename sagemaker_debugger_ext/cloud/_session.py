@@ -12,6 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .._sdk_major import installed_sdk_major, require_sdk
+
+if installed_sdk_major() != 2:  # checked before the SDK is imported: DebuggerSession is a v2 sagemaker.Session
+    require_sdk(2, "sagemaker_debugger_ext.cloud.DebuggerSession")
 import sagemaker
 
 from ._backend import DebuggerBackend, resolve_backend

@@ -27,7 +27,7 @@ from ..config._rules import RuleBase
 from . import _wire
 from ._local import is_local_session, wait_locally
 
-__all__ = ["BACKENDS", "BACKEND_ENV", "ModelTrainer"]
+__all__ = ["BACKENDS", "ModelTrainer"]
 
 BACKENDS = ("service",)
 #: the environment variable that picks the Debugger backend when ``backend`` is not given
@@ -81,7 +81,7 @@ class ModelTrainer(_SdkModelTrainer):
             msg = field_error_message(
                 field,
                 "'service' for ModelTrainer in this release (the self-hosted Debugger is available for the "
-                "v2 Estimator only; ModelTrainer support will follow)",
+                "v2 Estimator only: Estimator(debugger_backend='self-hosted'); ModelTrainer support will follow)",
                 backend,
             )
             raise ConfigValueError(msg, field=field, value=backend)
