@@ -154,8 +154,9 @@ def _class_steps(wrong_rate: float, seed: int, steps: int = 12) -> dict[int, Any
 def test_class_imbalance_misprediction_within_sampling_error_is_quiet(
     make_trial: Callable[..., Any], fires: Callable[..., Any]
 ) -> None:
-    """Class 1: 43 of 60 mispredicted a step (0.717 of ~180 recent samples) against threshold 0.7."""
-    trial = make_trial(_class_steps(43 / 60, 0))
+    """Class 1: 43 of 60 mispredicted a step (0.717 of the recent samples) against threshold 0.7: the exact
+    comparison fires on 180 samples; the recommended settings judge 720 (samples=2000) by their Wilson bound."""
+    trial = make_trial(_class_steps(43 / 60, 0, steps=30))
     assert fires(ClassImbalance(trial, **EXACT["ClassImbalance"])) == 5  # warm from step 3, 540 samples at 5
     assert fires(ClassImbalance(trial, **recommended_rule_parameters("ClassImbalance"))) is None
 
@@ -163,9 +164,9 @@ def test_class_imbalance_misprediction_within_sampling_error_is_quiet(
 def test_class_imbalance_still_fires_on_a_mispredicted_class(
     make_trial: Callable[..., Any], fires: Callable[..., Any]
 ) -> None:
-    """Class 1 mispredicted 90 % of the time: the Wilson lower bound (~0.83 over 180 samples) is above 0.7."""
-    rule = ClassImbalance(make_trial(_class_steps(0.9, 1)), **recommended_rule_parameters("ClassImbalance"))
-    assert fires(rule) == 5
+    """Class 1 mispredicted 90 % of the time: the Wilson lower bound (~0.87 over 720 samples) is above 0.7."""
+    rule = ClassImbalance(make_trial(_class_steps(0.9, 1, steps=30)), **recommended_rule_parameters("ClassImbalance"))
+    assert fires(rule) == 23  # samples=2000: warm from step 12 (2160 labels), 2160 recent labels at step 23
     assert "Wilson lower bound" in rule.findings[0].message
 
 

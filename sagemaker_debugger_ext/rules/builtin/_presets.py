@@ -35,7 +35,7 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "Overtraining": MappingProxyType(
             {"patience_train": "10", "patience_validation": "20", "delta": "0", "noise_aware": "True"}
         ),
-        "ClassImbalance": MappingProxyType({"noise_aware": "True"}),
+        "ClassImbalance": MappingProxyType({"noise_aware": "True", "samples": "2000"}),
         "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5", "noise_aware": "True"}),
         "Confusion": MappingProxyType(
             {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True"}
