@@ -59,7 +59,8 @@ NOTES = {
     ),
     "rules": (
         "`rules list` shows every built-in rule, Debugger and profiler (`--json`: `kind`), with its\n"
-        "parameters and defaults; `rules run` evaluates\n"
+        "parameters and defaults and, marked `(recommended)`, the recommended settings beside them\n"
+        "(`default → recommended`; `--json`: `recommended_parameters`); `rules run` evaluates\n"
         "one rule against a trial path (a local folder or a real SageMaker job's `s3://` debug output)\n"
         "the way the rule container does, and writes `rule-report.json` / `rule-report.md`. Profiler rules\n"
         "(`CPUBottleneck`, `StepOutlier`, ..., `ProfilerReport`) run the same way on a job's `profiler-output`\n"
