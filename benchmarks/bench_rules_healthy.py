@@ -258,7 +258,9 @@ def run() -> dict[str, Any]:
             round(x, 4) for x in wilson95(t["runs_alarmed"], len(ok))
         ]
         out[f"rules_healthy_errors_{setting}"] = t["errors"]
-    (HERE / "rules_healthy_last.json").write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
+    dump = root / "runs.json"  # every run's spec and per-rule verdicts, for a closer look
+    dump.write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
+    print(f"   rules_healthy: runs and verdicts in {dump}", flush=True)
     _write_markdown(out, tallies, failed)
     return out
 

@@ -2,8 +2,10 @@
 
 AWS's defaults are kept as the defaults (compatibility); where a default cannot be quiet on
 healthy training, ``RECOMMENDED_RULE_PARAMETERS`` gives parameters, in ``RuleParameters`` form
-(strings), that are. They are measured by ``python -m benchmarks rules_healthy`` (zero false
-alarms) and ``python -m benchmarks rules`` (recall unchanged on seeded faults)::
+(strings), that are, with the noise-aware definitions (``noise_aware``, :mod:`._noise`) where
+exact comparisons fire on noise. They are measured by ``python -m benchmarks rules_healthy``
+(false alarms on generated healthy runs, per rule in ``docs/rules.md``) and
+``python -m benchmarks rules`` (precision and recall on seeded faults)::
 
     from sagemaker_debugger_ext import Rule, rule_configs
     from sagemaker_debugger_ext.rules import recommended_rule
