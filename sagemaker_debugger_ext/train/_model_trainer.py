@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import PrivateAttr
 from sagemaker.core.common_utils import name_from_base
+from sagemaker.core.workflow.pipeline_context import PipelineSession
 from sagemaker.train import ModelTrainer as _SdkModelTrainer
 from sagemaker.train.model_trainer import Mode
 
@@ -167,7 +168,7 @@ class ModelTrainer(_SdkModelTrainer):
             return args
         job_name = args.get("training_job_name") or args.get("TrainingJobName") or str(self.base_job_name)
         keys = self.debugger_request(job_name)
-        if boto3:  # already serialised by the SDK (and what a PipelineSession gets): the keys as built
+        if boto3 or isinstance(self.sagemaker_session, PipelineSession):  # serialised by the SDK: the keys as built
             args.update(keys)
             return args
         args.update(_wire.shape_kwargs(keys))

@@ -199,3 +199,21 @@ def test_local_container_mode_is_refused_with_the_way_to_run_locally() -> None:
     trainer.with_debugger(rules=[sdx.Rule.sagemaker(sdx.rule_configs.vanishing_gradient())])
     with pytest.raises(ConfigStateError, match="LOCAL_CONTAINER mode runs Docker and drops Debugger.*local_session"):
         trainer._create_training_job_args()
+
+
+def test_pipeline_session_step_arguments_carry_the_v2_fields() -> None:
+    """With a PipelineSession the SDK serialises the request itself (no TrainingJob.create): same fields."""
+    from sagemaker.core.workflow.pipeline_context import PipelineSession
+
+    session = PipelineSession(boto_session=boto3.Session(region_name=INPUTS["region"]), default_bucket="golden-bucket")
+    trainer = ModelTrainer(
+        training_image=INPUTS["image_uri"],
+        role=INPUTS["role"],
+        sagemaker_session=session,
+        compute=Compute(instance_type=INPUTS["instance_type"], instance_count=1),
+        output_data_config=OutputDataConfig(s3_output_path=INPUTS["output_path"]),
+        base_job_name="golden",
+    ).with_debugger(**_ours())
+    args = trainer._create_training_job_args()
+    assert _normalised(_debugger_fields(args)) == _normalised(GOLDEN["fields"])
+    assert not any(key.startswith(("debug_", "profiler_")) for key in args)
