@@ -114,7 +114,7 @@ TF_BUILTIN_REGEXES: dict[str, list[str]] = {
     CollectionKeys.WEIGHTS: ["^(?!gradients/)(.*/)?weights/((?!bias).)*$"],
     CollectionKeys.BIASES: ["^(?!gradients/).*/weights/.*bias", "^weights/.*bias"],
     CollectionKeys.GRADIENTS: ["^gradients/"],
-    CollectionKeys.LOSSES: ["^(val_)?loss$"],
+    CollectionKeys.LOSSES: ["^loss$"],
     CollectionKeys.METRICS: [],
     CollectionKeys.SM_METRICS: [],
     CollectionKeys.OPTIMIZER_VARIABLES: [],

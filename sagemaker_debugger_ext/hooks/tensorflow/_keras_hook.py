@@ -248,11 +248,17 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
                 continue
             self._logged.add(key)
             coll = CollectionKeys.LOSSES if key in _LOSS_KEYS else CollectionKeys.METRICS
-            self._assign(key, coll)
+            # smdebug saves the validation logs (val_loss, val_<metric>) with losses/metrics but
+            # lists them in neither: its collections file is written before the first epoch ends
+            validation = epoch_end and key.startswith("val_")
+            if not validation:
+                self._assign(key, coll)
             dtype = np.int64 if key == "batch" else np.float64 if epoch_end else np.float32
             value = np.asarray(keras.ops.convert_to_numpy(value), dtype=dtype).reshape(1)
             if epoch_end:  # always saved (smdebug's force_save), into its collections
                 colls = [c for c in self._collections_of(key) if c in self._to_save]
+                if validation:
+                    colls += [c for c in self._to_save if c.name == coll and c not in colls]
                 if colls:
                     self._write_for(key, value, colls)
             else:
