@@ -202,7 +202,8 @@ def resolve_job_spec(
     elif not program or not submit_dir:
         msg = field_error_message(
             "HyperParameters.sagemaker_program",
-            "set: local mode runs a script, so give the estimator an entry_point",
+            "set: local mode runs a script, so give the estimator an entry_point (SDK v3 ModelTrainer: "
+            "source_code=SourceCode(source_dir=..., entry_script=...))",
             program,
         )
         raise LocalJobInputError(msg)

@@ -150,3 +150,17 @@ def test_layout_problems_are_refused_before_anything_starts(
     with pytest.raises(LocalJobInputError, match="'sm_drivers' channel .* has no readable 'sourcecode.json'"):
         local_client.create_training_job(**request)
     assert not any(local_client.store.exists(n) for n in ("mt-escape", "mt-mpi", "mt-nojson"))
+
+
+def test_model_trainer_without_source_code_is_told_what_to_give(
+    local_client: Any, trainer_request: Callable[..., dict[str, Any]]
+) -> None:
+    """A ModelTrainer with only a training image sends no script: the error names SourceCode."""
+    request = trainer_request("mt-image-only")
+    request["InputDataConfig"] = []
+    del (
+        request["AlgorithmSpecification"]["ContainerEntrypoint"],
+        request["AlgorithmSpecification"]["ContainerArguments"],
+    )
+    with pytest.raises(LocalJobInputError, match=r"ModelTrainer: source_code=SourceCode\(source_dir=\.\.\."):
+        local_client.create_training_job(**request)
