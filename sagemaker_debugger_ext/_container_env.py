@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_ROOT",
     "EVENT_BUS_ENV",
     "EVENT_HANDLERS_ENV",
+    "FAILURE_FILE_NAME",
     "HOOK_NEVER_CRASH_ENV",
     "HOOK_UNCACHED_WRITES_ENV",
     "HOOK_WRITER_NICE_ENV",
@@ -138,6 +139,7 @@ SM_NETWORK_INTERFACE_NAME = "SM_NETWORK_INTERFACE_NAME"
 
 # Marker file at a trial's root once training has ended.
 TRAINING_END_MARKER = "training_job_end.ts"
+FAILURE_FILE_NAME = "failure"  # <output dir>/failure: why a failed job failed
 
 
 @attrs.frozen(kw_only=True)
@@ -182,7 +184,7 @@ class ContainerPaths:
     @property
     def failure_file(self) -> Path:
         """``<root>/output/failure``: the failure reason a failed job leaves."""
-        return self.output_dir / "failure"
+        return self.output_dir / FAILURE_FILE_NAME
 
     @property
     def tensors_dir(self) -> Path:

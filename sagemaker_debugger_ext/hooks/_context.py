@@ -15,6 +15,7 @@ import attrs
 from .._container_env import (
     RANK_ENV,
     SM_CURRENT_HOST,
+    SM_OUTPUT_DIR,
     SMPROFILER_CONFIG_PATH_ENV,
     TRAINING_JOB_NAME_ENV,
     WORLD_SIZE_ENV,
@@ -58,6 +59,8 @@ class TrainingContext:
     sagemaker_job: bool = False
     profiler_config_path: str | None = None
     host: str = "algo-1"
+    #: the job's output folder (``$SM_OUTPUT_DIR``), where a failing job leaves ``failure``
+    output_dir: str | None = None
 
     @property
     def worker(self) -> str:
@@ -79,4 +82,5 @@ class TrainingContext:
             sagemaker_job=bool(environ.get(TRAINING_JOB_NAME_ENV)),
             profiler_config_path=environ.get(SMPROFILER_CONFIG_PATH_ENV) or None,
             host=environ.get(SM_CURRENT_HOST) or socket.gethostname() or "algo-1",
+            output_dir=environ.get(SM_OUTPUT_DIR) or None,
         )

@@ -12,6 +12,9 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .._exceptions import StorageError
+from ._context import TrainingContext
+from ._disk_full import report_disk_full
 from ._due import NOTHING_DUE
 
 __all__ = ["NeverCrashGuard"]
@@ -23,13 +26,18 @@ class NeverCrashGuard:
     """Mixin of the hooks: ``_guard()`` / ``_guarded()`` around the hook's own work."""
 
     never_crash: bool
+    context: TrainingContext
     _disabled: bool
     _due: Any
 
     def _guarded(self, fn: Callable[..., object], *args: Any) -> None:
         """``fn(*args)`` under :meth:`_guard` (cheaper on the per-tensor paths)."""
         if not self.never_crash:
-            fn(*args)
+            try:
+                fn(*args)
+            except StorageError as exc:  # a full disk: named in the job's failure file (see _disk_full)
+                report_disk_full(exc, self.context)
+                raise
             return
         with self._guard():
             fn(*args)
@@ -38,7 +46,11 @@ class NeverCrashGuard:
     def _guard(self) -> Iterator[None]:
         """Log the hook's own failure and stop saving (when ``never_crash`` is on)."""
         if not self.never_crash:
-            yield
+            try:
+                yield
+            except StorageError as exc:
+                report_disk_full(exc, self.context)
+                raise
             return
         try:
             yield

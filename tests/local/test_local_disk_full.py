@@ -196,3 +196,36 @@ def test_write_guard_stands_in_for_a_small_disk(tmp_path: Path, monkeypatch: pyt
     assert done.returncode == 1
     assert f"DiskFullError: the disk is full: no space left on device writing {data}/f9.bin" in done.stderr
     assert sorted(p.name for p in data.iterdir()) == sorted(f"f{i}.bin" for i in range(9))
+
+
+_LOG_LOST = """
+import os
+if os.environ.get("SM_USER_ENTRY_POINT"):  # the training process: its log writes fail, as on the full disk
+    _full = os.open("/dev/full", os.O_WRONLY)
+    os.dup2(_full, 1)
+    os.dup2(_full, 2)
+"""
+
+
+def test_full_disk_named_when_the_training_log_is_lost(make_request, standin_path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The training's log cannot be written (its traceback is lost) and the disk has room again
+    by the time the job ends: FailureReason still names the full disk, the file and the bytes
+    free (the hook leaves them in the job's failure file). Before: 'AlgorithmError:
+    ExecuteUserScriptError: algo-1 ExitCode 1 ErrorMessage "" Command ...'."""
+    home = tmp_path / "home"
+    home.mkdir()
+    _limit_every_process(tmp_path / "site", home, SIZE, monkeypatch)
+    with open(tmp_path / "site" / "sitecustomize.py", "a") as fh:
+        fh.write(_LOG_LOST)
+    client = _client(home, monkeypatch)
+    request = make_request("lost-log", hps={"steps": "400", "tensor-kb": "64"})
+    request["HyperParameters"]["sagemaker_program"] = '"train_hook_steps.py"'  # saves through a real hook
+    client.create_training_job(**request)
+    desc = client.wait("lost-log", timeout_s=120)
+    assert desc["TrainingJobStatus"] == "Failed", desc.get("FailureReason")
+    reason = desc["FailureReason"]
+    assert reason.startswith("ClientError: the disk is full"), reason
+    assert "no space left on device writing " + str(home) in reason and "bytes free" in reason, reason
+    job = client.store.paths("lost-log")
+    assert 0 < len(_assert_readable_prefix(job.debug_dir)) < 400
