@@ -228,7 +228,7 @@ def test_overfit_gap_within_noise_is_quiet_and_memorising_fires(
     make_trial: Callable[..., Any], fires: Callable[..., Any]
 ) -> None:
     """Small losses: two noisy saved training batches (0.03, 0.09) against a pass of 0.13 are a ratio of 1.2
-    by noise alone; a model whose validation loss is 3x the training loss for good fires."""
+    by noise alone; a model whose validation loss is 15x its training loss and rising fires."""
     rng = np.random.default_rng(0)
     train = [[0.03 + 0.06 * (e % 2), 0.09 - 0.06 * (e % 2)] for e in range(8)]
     val = [[0.13 + 0.1 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
@@ -237,7 +237,8 @@ def test_overfit_gap_within_noise_is_quiet_and_memorising_fires(
     assert fires(Overfit(trial, patience="2", ratio_threshold="0.5")) is not None
     assert fires(Overfit(trial, **recommended_rule_parameters("Overfit"))) is None
     memorised = [[0.02 + 0.005 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
-    steps, modes = _epochs_blocks(memorised, [[0.3 + 0.02 * rng.standard_normal() for _ in range(4)] for _ in range(8)])
+    rising = [[0.3 + 0.05 * e + 0.02 * rng.standard_normal() for _ in range(4)] for e in range(8)]
+    steps, modes = _epochs_blocks(memorised, rising)
     assert fires(Overfit(make_trial(steps, modes=modes, collections=LOSSES), **recommended_rule_parameters("Overfit")))
 
 
@@ -289,3 +290,22 @@ def test_poor_weight_initialization_recommended_range(
     assert fires(PoorWeightInitialization(make_trial(gru, collections=colls), **params)) is None
     dead = {s: {k: v * 1e-3 for k, v in val.items()} for s, val in gru.items()}
     assert fires(PoorWeightInitialization(make_trial(dead, collections=colls), **params)) == 0
+
+
+def test_overfit_gap_that_still_generalises_better_is_quiet(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """XGBoost rounds: training logloss falls to 0.2, validation to 0.33 and still improving (a 60 % gap):
+    quiet; validation turning up by 0.01 a round from round 30 fires."""
+    rounds = range(50)
+    train = {s: 0.69 * 0.97**s for s in rounds}
+    val = {s: 0.33 + 0.36 * 0.96**s for s in rounds}
+    modes = {s: (ModeKeys.GLOBAL, s) for s in rounds}
+    colls = {"metrics": ["^[a-z]+-[a-z]+$"]}
+    steps = {s: {"train-logloss": np.float64(train[s]), "validation-logloss": np.float64(val[s])} for s in rounds}
+    trial = make_trial(steps, modes=modes, collections=colls)
+    assert fires(Overfit(trial, patience="2", ratio_threshold="0.5")) is not None
+    assert fires(Overfit(trial, **recommended_rule_parameters("Overfit"))) is None
+    turned = {s: {**v, "validation-logloss": np.float64(val[s] + 0.01 * max(0, s - 30))} for s, v in steps.items()}
+    first = fires(Overfit(make_trial(turned, modes=modes, collections=colls), **recommended_rule_parameters("Overfit")))
+    assert first is not None and 31 <= first <= 40

@@ -284,7 +284,9 @@ class Overfit(_LossRule):
 
     ``noise_aware`` (an extension, on in the recommended settings): when
     val - (1 + ratio_threshold) * train exceeds z of its standard errors (the pass's batches and
-    the recent training losses; XGBoost: the recent rounds), see :mod:`._noise`."""
+    the recent training losses; XGBoost: the recent rounds), see :mod:`._noise`, and the
+    validation loss is above its best so far beyond noise (a gap that still generalises better
+    every evaluation, as boosting's does, is not overfitting yet)."""
 
     DESCRIPTION = "(mean val loss - mean train loss) / mean train loss > ratio_threshold for patience evaluations"
     PARAMETERS = (
@@ -303,6 +305,7 @@ class Overfit(_LossRule):
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._count: dict[str, int] = {}
         self._recent: dict[str, list[float]] = {}
+        self._best_val: dict[str, float] = {}
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
@@ -314,33 +317,41 @@ class Overfit(_LossRule):
         del recent[:-keep]
         return noise_sigma(recent) or 0.0
 
-    def _margin(self, key: str, val: list[float], train: list[float], series: bool) -> float:
-        """``noise_aware``: z standard errors of val - (1 + ratio_threshold) * train (0: exact).
-        ``series``: one value per round (XGBoost), its noise from the recent rounds; else the
-        pass's batches and the recent training losses, over the square roots of their counts."""
+    def _margin(self, key: str, val: list[float], train: list[float], series: bool) -> tuple[float, float]:
+        """``noise_aware``: (z standard errors of val - (1 + ratio_threshold) * train, the validation
+        mean's standard error); (0, 0) for exact comparisons. ``series``: one value per round
+        (XGBoost), its noise from the recent rounds; else the pass's batches and the recent
+        training losses, over the square roots of their counts."""
         if not self.p["noise_aware"]:
-            return 0.0
+            return 0.0, 0.0
         grow = 1 + self.p["ratio_threshold"]
         sv = self._noise(key + "/validation", val, 10) if series else noise_sigma(val) or 0.0
         st = self._noise(key + "/training", train, 10 if series else 20)
         se2 = sv * sv / len(val) + (grow * st) ** 2 / len(train)
-        return float(z_value(self.p) * se2**0.5)
+        return z_value(self.p) * se2**0.5, sv / len(val) ** 0.5
 
     def loss_names(self) -> list[str]:
         if self.p["tensor_regex"]:
             return self.select_tensors(regexes=self.p["tensor_regex"])
         return self.select_tensors(["losses"])
 
-    def _judge(self, step: int, key: str, val_mean: float, train_mean: float, margin: float) -> Finding | None:
+    def _judge(
+        self, step: int, key: str, val_mean: float, train_mean: float, noise: tuple[float, float]
+    ) -> Finding | None:
+        margin, val_se = noise
         ratio = (val_mean - train_mean) / train_mean
         over = val_mean - train_mean * (1 + self.p["ratio_threshold"]) > margin  # margin 0: ratio > threshold
+        best = self._best_val.get(key)
+        self._best_val[key] = val_mean if best is None else min(best, val_mean)
+        if self.p["noise_aware"]:  # a gap harms once the validation loss rises above its best, beyond noise
+            over = over and best is not None and val_mean - best > z_value(self.p) * val_se * 2**0.5
         self._count[key] = self._count.get(key, 0) + 1 if over else 0
         if self._count[key] < self.p["patience"]:
             return None
         return self.finding(
             step,
             f"{key}: validation loss {val_mean:.4g} vs training loss {train_mean:.4g}: ratio {ratio:.3g} > ratio_threshold {self.p['ratio_threshold']:g}"
-            + (f" beyond noise (± {margin:.2g})" if self.p["noise_aware"] else "")
+            + (f" beyond noise (± {margin:.2g}), validation above its best {best:.4g}" if self.p["noise_aware"] else "")
             + f" for {self._count[key]} evaluation(s)",
             tensor=key,
             value=ratio,
