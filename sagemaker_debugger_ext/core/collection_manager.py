@@ -12,14 +12,24 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .._exceptions import ConfigValueError, field_error_message
+from .._exceptions import ConfigValueError, SMDebugTypeError, SMDebugValueError, field_error_message
 from ..format import write_collections_file
 from ..hooks._collections import Collection
 from ..hooks._collections import CollectionManager as _HookCollectionManager
+from ..trials._collections import ALLOWED_KEYS, CollectionsFileError, parse_collections_document
 
 __all__ = ["CollectionManager"]
 
 _SUFFIX = "_collections.json"
+
+
+def _smdebug_error(exc: CollectionsFileError, params: object) -> Exception:
+    """smdebug's error for what the one parser refused: its own messages where it had one."""
+    if exc.field == "keys" and isinstance(params, dict):
+        return SMDebugValueError("allowed params for collection manager can only be one of " + ",".join(ALLOWED_KEYS))
+    if exc.field == "_meta" and isinstance(params, dict):
+        return SMDebugTypeError(f"meta should be a dict, got {type(params['_meta'])}")
+    return SMDebugValueError(str(exc))
 
 
 class CollectionManager(_HookCollectionManager):
@@ -49,9 +59,14 @@ class CollectionManager(_HookCollectionManager):
             super().add(arg)
 
     def update_meta(self, meta: Mapping[str, Any]) -> None:
-        """Merge ``meta`` into the file's ``_meta``."""
+        """Merge ``meta`` into the file's ``_meta``.
+
+        Raises:
+            SMDebugTypeError: ``meta`` is not a dict (smdebug's message).
+        """
         if not isinstance(meta, Mapping):
-            raise ConfigValueError(field_error_message("meta", "a dict", meta), field="meta", value=meta)
+            msg = f"meta should be a dict, got {type(meta)}"
+            raise SMDebugTypeError(msg)
         self._meta.update(meta)
 
     def get_num_workers(self) -> int:
@@ -75,31 +90,53 @@ class CollectionManager(_HookCollectionManager):
         if not isinstance(filename, str) or not filename.endswith(_SUFFIX) or filename == _SUFFIX:
             msg = field_error_message("filename", f"'<worker>{_SUFFIX}'", filename)
             raise ConfigValueError(msg, field="filename", value=filename)
-        write_collections_file(out_dir, filename[: -len(_SUFFIX)], self.to_json_dict(), self.get_num_workers())
+        name = filename[: -len(_SUFFIX)]
+        write_collections_file(out_dir, name, self.to_json_dict(), self.get_num_workers(), meta=self._meta)
 
     @classmethod
     def load(
         cls, filename: str | os.PathLike[str], collection_class: type[Collection] = Collection
-    ) -> CollectionManager:
-        """Read a collections file."""
+    ) -> CollectionManager | None:
+        """Read a collections file (:meth:`load_from_string` of its text)."""
         with open(filename, encoding="utf-8") as fh:
             return cls.load_from_string(fh.read(), collection_class)
 
     @classmethod
-    def load_from_string(cls, s: str, collection_class: type[Collection] = Collection) -> CollectionManager:
-        """Parse a collections document.
+    def load_from_string(
+        cls, s: str | Mapping[str, Any] | None, collection_class: type[Collection] = Collection
+    ) -> CollectionManager | None:
+        """Parse a collections document (a JSON string or its dict) with the trial's parser.
+
+        ``None`` (or ``"None"``) gives ``None``, as smdebug.
 
         Raises:
-            ConfigValueError: keys other than ``collections`` and ``_meta``.
+            json.JSONDecodeError: ``s`` is not JSON.
+            SMDebugValueError: ``s`` is neither a string nor a dict; a top-level key other than
+                ``collections`` and ``_meta`` (smdebug's message); a malformed collection.
+            KeyError: ``collections`` or ``_meta`` is missing (as smdebug).
+            SMDebugTypeError: ``_meta`` is not a dict (smdebug's message).
         """
-        params = json.loads(s)
-        if not isinstance(params, dict) or set(params) - {"collections", "_meta"}:
-            msg = field_error_message("collections file", "a dict with keys 'collections' and '_meta'", s[:80])
-            raise ConfigValueError(msg, field="collections", value=s[:80])
+        if s is None or s == "None":
+            return None
+        if isinstance(s, str):
+            params = json.loads(s)
+        elif isinstance(s, Mapping):
+            params = dict(s)
+        else:
+            msg = "parameter must be either str or dict"
+            raise SMDebugValueError(msg)
+        if params is None:
+            return None
+        try:
+            doc = parse_collections_document(params, "<string>")
+        except CollectionsFileError as exc:
+            raise _smdebug_error(exc, params) from None
+        if doc.missing:
+            raise KeyError(doc.missing[0])
         cm = cls()
-        for c_dict in (params.get("collections") or {}).values():
-            cm.add(collection_class.from_dict(c_dict))
-        cm.update_meta(params.get("_meta") or {})
+        for body in doc.bodies.values():
+            cm.add(collection_class.from_dict(body))
+        cm.update_meta(doc.meta)
         return cm
 
     def __eq__(self, other: object) -> bool:

@@ -314,6 +314,7 @@ def write_collections_file(
     worker: str,
     collections: Mapping[str, Any],
     num_workers: int,
+    meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``collections/000000000/<worker>_collections.json`` atomically.
 
@@ -324,6 +325,7 @@ def write_collections_file(
             ``collections`` key); a mapping that already has ``collections``/``_meta`` keys
             is taken as the whole document and its ``num_workers`` replaced.
         num_workers: the number of workers of the job (``_meta.num_workers``).
+        meta: other ``_meta`` keys to keep (smdebug's ``CollectionManager.update_meta``).
 
     Returns:
         The path written.
@@ -333,7 +335,7 @@ def write_collections_file(
         msg = field_error_message("num_workers", "an int >= 1", num_workers)
         raise ConfigValueError(msg, field="num_workers", value=num_workers)
     body = dict(collections.get("collections", {})) if "collections" in collections else dict(collections)
-    doc = {"collections": body, "_meta": {"num_workers": num_workers}}
+    doc = {"collections": body, "_meta": {**(meta or {}), "num_workers": num_workers}}
     path = safe_join(trial_root, collections_key(worker))
     atomic_write(path, json.dumps(doc).encode())
     return path
