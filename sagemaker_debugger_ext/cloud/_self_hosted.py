@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,17 +24,26 @@ import attrs
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ..request._paths import artifacts_path
+from ..rules._fit_summary import fit_summary
 from ..storage import open_storage
 from ._bundle import LAUNCH_SCRIPT, WHEEL_CHANNEL, add_to_bundle, package_requirement
 from ._rule_jobs import RuleJob, plan_rule_job, rule_image_uri, rule_job_request
 
-__all__ = ["DROPPED_ARGUMENTS", "SelfHostedPlan", "prepare_train_args", "start_rule_jobs", "with_rule_statuses"]
+__all__ = [
+    "DROPPED_ARGUMENTS",
+    "SelfHostedPlan",
+    "prepare_train_args",
+    "self_hosted_fit_summary",
+    "start_rule_jobs",
+    "with_rule_statuses",
+]
 
 DROPPED_ARGUMENTS = ("debugger_hook_config", "debugger_rule_configs", "profiler_config", "profiler_rule_configs")
 _FOLDER = "debugger-self-hosted"
 _PROGRAM, _SUBMIT = "sagemaker_program", "sagemaker_submit_directory"
 _RULE_JOB_SLACK_S = 3600
 _MAX_PROCESSING_S = 432000
+_RULE_WAIT_S = 900.0  # how long fit() waits for the rules' final evaluations after training
 
 
 @attrs.frozen(kw_only=True)
@@ -137,7 +147,8 @@ def prepare_train_args(
             rules.append(rule)
     for key in DROPPED_ARGUMENTS:
         args.pop(key, None)
-    store.write_bytes("manifest.json", json.dumps({"Rules": [r.to_manifest() for r in rules]}, indent=1).encode())
+    manifest = {"Rules": [r.to_manifest() for r in rules], "DebugHookConfig": hook, "ProfilerConfig": profiler}
+    store.write_bytes("manifest.json", json.dumps(manifest, indent=1).encode())
     stopping = int((args.get("stop_condition") or {}).get("MaxRuntimeInSeconds") or 86400)
     plan = SelfHostedPlan(
         training_job=job,
@@ -209,15 +220,21 @@ def _status(entry: Mapping[str, Any], sagemaker_client: Any, s3_client: Any) -> 
     return out
 
 
-def with_rule_statuses(description: Mapping[str, Any], *, sagemaker_client: Any, s3_client: Any) -> dict[str, Any]:
-    """``description`` with the self-hosted rules' statuses (unchanged for a job without them)."""
-    out = dict(description)
+def _manifest(description: Mapping[str, Any], s3_client: Any) -> dict[str, Any] | None:
+    """The self-hosted manifest of the described job, ``None`` for a job without one."""
     output = str((description.get("OutputDataConfig") or {}).get("S3OutputPath") or "")
     job = str(description.get("TrainingJobName") or "")
     if not output.startswith("s3://") or not job:
-        return out
+        return None
     manifest = _read_json(artifacts_path(output, job, _FOLDER, "manifest.json"), s3_client)
-    if not isinstance(manifest, dict):
+    return manifest if isinstance(manifest, dict) else None
+
+
+def with_rule_statuses(description: Mapping[str, Any], *, sagemaker_client: Any, s3_client: Any) -> dict[str, Any]:
+    """``description`` with the self-hosted rules' statuses (unchanged for a job without them)."""
+    out = dict(description)
+    manifest = _manifest(description, s3_client)
+    if manifest is None:
         return out
     for entry in manifest.get("Rules") or []:
         key = "DebugRuleEvaluationStatuses" if entry.get("Kind") == "debug" else "ProfilerRuleEvaluationStatuses"
@@ -225,3 +242,31 @@ def with_rule_statuses(description: Mapping[str, Any], *, sagemaker_client: Any,
         if entry.get("RuleConfigurationName") not in present:  # merged once, however many layers ask
             out[key] = [*(out.get(key) or []), _status(entry, sagemaker_client, s3_client)]
     return out
+
+
+def self_hosted_fit_summary(
+    job_name: str, *, sagemaker_client: Any, s3_client: Any, poll_s: float = 5.0, timeout_s: float = _RULE_WAIT_S
+) -> str | None:
+    """The ``fit()`` summary of a self-hosted job (local mode's), ``None`` for a job without rule jobs.
+
+    Waits, up to ``timeout_s``, for the rules' final evaluations (every status past ``InProgress``)
+    once the training job has ended; the summary then shows each rule's status and details, and
+    the debug, TensorBoard, profiler and rule output paths, as the service's fields would give them.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        raw = sagemaker_client.describe_training_job(TrainingJobName=job_name)
+        manifest = _manifest(raw, s3_client)
+        if manifest is None:
+            return None
+        description = with_rule_statuses(raw, sagemaker_client=sagemaker_client, s3_client=s3_client)
+        statuses = [*(description.get("DebugRuleEvaluationStatuses") or []),
+                    *(description.get("ProfilerRuleEvaluationStatuses") or [])]  # fmt: skip
+        pending = [s for s in statuses if s.get("RuleEvaluationStatus") in ("InProgress", "Stopping")]
+        if not pending or time.monotonic() >= deadline:
+            break
+        time.sleep(poll_s)
+    profiler = manifest.get("ProfilerConfig")
+    as_service = {"DebugHookConfig": manifest.get("DebugHookConfig"), "ProfilerConfig": profiler,
+                  "ProfilingStatus": "Enabled" if profiler else "Disabled"}  # fmt: skip
+    return fit_summary({**description, **{k: v for k, v in as_service.items() if v}})

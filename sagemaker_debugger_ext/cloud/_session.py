@@ -17,11 +17,12 @@ from .._sdk_major import installed_sdk_major, require_sdk
 if installed_sdk_major() != 2:  # checked before the SDK is imported: DebuggerSession is a v2 sagemaker.Session
     require_sdk(2, "sagemaker_debugger_ext.cloud.DebuggerSession")
 import sagemaker
+from sagemaker.exceptions import UnexpectedStatusException
 
 from ._backend import DebuggerBackend, resolve_backend
-from ._self_hosted import prepare_train_args, start_rule_jobs, with_rule_statuses
+from ._self_hosted import prepare_train_args, self_hosted_fit_summary, start_rule_jobs, with_rule_statuses
 
-__all__ = ["DebuggerSession", "self_hosted_train"]
+__all__ = ["DebuggerSession", "logs_for_self_hosted_job", "self_hosted_train"]
 
 
 def self_hosted_train(
@@ -45,6 +46,35 @@ def self_hosted_train(
     sagemaker.Session.train(session, **args)
     start_rule_jobs(session.sagemaker_client, plan, region=session.boto_region_name, image_uri=rule_image_uri)
     return args
+
+
+def logs_for_self_hosted_job(
+    session: Any, job_name: str, *, wait: bool = False, poll: float = 10, log_type: Any = "All", timeout: Any = None
+) -> None:
+    """``sagemaker.Session.logs_for_job``, then, when it waited, the rules' summary local mode prints.
+
+    The summary (every rule's status and details, the output paths) comes once the rule jobs have
+    made their final evaluation; it is printed for a failed job too, before its error is raised.
+    Jobs without self-hosted rules print what ``sagemaker.Session`` prints, nothing more.
+    """
+    if isinstance(log_type, bool):
+        log_type = "All" if log_type else "None"
+
+    def summary() -> None:
+        if not wait or log_type == "None":
+            return
+        text = self_hosted_fit_summary(
+            job_name, sagemaker_client=session.sagemaker_client, s3_client=session.s3_client, poll_s=min(poll, 5)
+        )
+        if text:
+            print(text, flush=True)
+
+    try:
+        sagemaker.Session.logs_for_job(session, job_name, wait=wait, poll=poll, log_type=log_type, timeout=timeout)
+    except UnexpectedStatusException:
+        summary()
+        raise
+    summary()
 
 
 class DebuggerSession(sagemaker.Session):
@@ -91,3 +121,13 @@ class DebuggerSession(sagemaker.Session):
         """DescribeTrainingJob, with the self-hosted rules' statuses in the service's shape."""
         description = super().describe_training_job(job_name)
         return with_rule_statuses(description, sagemaker_client=self.sagemaker_client, s3_client=self.s3_client)
+
+    def logs_for_job(
+        self, job_name: str, wait: bool = False, poll: float = 10, log_type: Any = "All", timeout: Any = None
+    ) -> None:
+        """``sagemaker.Session.logs_for_job``; a self-hosted job's rules summary follows (see
+        :func:`logs_for_self_hosted_job`)."""
+        if self.debugger_backend is DebuggerBackend.SERVICE:
+            super().logs_for_job(job_name, wait=wait, poll=poll, log_type=log_type, timeout=timeout)
+            return
+        logs_for_self_hosted_job(self, job_name, wait=wait, poll=poll, log_type=log_type, timeout=timeout)

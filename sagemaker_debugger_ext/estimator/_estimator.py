@@ -90,6 +90,15 @@ class _DebuggerTrainingJob(_TrainingJob):
         job.self_hosted = True
         return job
 
+    def wait(self, logs: Any = "All") -> None:
+        """Wait for the job; a self-hosted job's logs end with local mode's rules summary."""
+        if not getattr(self, "self_hosted", False) or logs in ("None", False):
+            super().wait(logs=logs)
+            return
+        from ..cloud._session import logs_for_self_hosted_job
+
+        logs_for_self_hosted_job(self.sagemaker_session, self.job_name, wait=True, log_type=logs)
+
     def describe(self) -> dict[str, Any]:
         """DescribeTrainingJob; a self-hosted job's rule statuses added in the service's shape."""
         description = super().describe()

@@ -100,6 +100,7 @@ def test_request_has_no_debugger_field_and_the_bundle_carries_the_config(s3: Any
     assert config["ProfilerConfig"] == before["profiler_config"]
     assert requirements == f"/opt/ml/input/data/sagemaker-debugger-ext/{wheel.name}\n"
     manifest = json.loads(s3.get_object(Bucket=s3.bucket, Key=key + "manifest.json")["Body"].read())
+    assert manifest["DebugHookConfig"]["S3OutputPath"] == f"s3://{s3.bucket}/out"  # the fit() summary's paths
     assert [(r["RuleConfigurationName"], r["Kind"]) for r in manifest["Rules"]] == [
         ("LossNotDecreasing", "debug"), ("CPUBottleneck", "profiler")]  # fmt: skip
     params = s3.get_object(Bucket=s3.bucket, Key=key + "rules/CPUBottleneck/parameters.json")["Body"].read()

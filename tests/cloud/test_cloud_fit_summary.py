@@ -1,0 +1,133 @@
+"""fit()'s closing summary for self-hosted jobs, against ``serve`` and moto's S3 server (issue 30).
+
+The training job ends at once and saves nothing, so the rule job makes its final evaluation at
+its first poll (an ``Error`` naming the missing collection files): the whole run takes seconds. The rules' verdicts on real data are covered by
+tests/e2e/test_e2e_self_hosted.py.
+"""
+
+from __future__ import annotations
+
+import types
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+ROLE = "arn:aws:iam::123456789012:role/training"
+
+
+@pytest.fixture
+def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``serve`` (ml.* types) + moto's S3 and CloudWatch Logs + a fresh bucket."""
+    from sagemaker_debugger_ext.local import LocalTrainingClient
+    from sagemaker_debugger_ext.local._api_server import ApiServer
+
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", moto_server)  # the SDK's log follower
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS", "0.3")
+    client = LocalTrainingClient(region="us-west-2", settings={"CloudInstanceTypes": True, "StartMonitor": False})
+    server = ApiServer(client).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", server.url)
+    bucket = f"summary-{uuid.uuid4().hex[:12]}"
+    s3 = boto3.client("s3", region_name="us-west-2")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    try:
+        yield types.SimpleNamespace(client=client, bucket=bucket)
+    finally:
+        server.stop()
+
+
+def _session(cloud: Any, **kwargs: Any) -> Any:
+    from sagemaker_debugger_ext.cloud import DebuggerSession
+
+    boto_session = boto3.Session(region_name="us-west-2")
+    return DebuggerSession(
+        boto_session=boto_session,
+        sagemaker_client=boto_session.client("sagemaker"),
+        default_bucket=cloud.bucket,
+        rule_poll_seconds=0.3,
+        **kwargs,
+    )
+
+
+def _rules() -> list[Any]:
+    from sagemaker.debugger import Rule, rule_configs
+
+    return [Rule.sagemaker(rule_configs.loss_not_decreasing())]
+
+
+def _check_summary(text: str, cloud: Any, job: str) -> None:
+    lines = text.splitlines()
+    rule = [line for line in lines if line.lstrip().startswith("LossNotDecreasing")]
+    assert rule, text
+    # Printed after the rule job's final evaluation, with its details: the script saved nothing.
+    assert rule[0].split()[1] == "Error", text
+    assert "MissingCollectionFiles" in rule[0], text
+    out = f"s3://{cloud.bucket}/out/{job}"
+    assert f"Debug output:       {out}/debug-output" in lines, text
+    assert f"Rule output:        {out}/rule-output" in lines, text
+    assert f"{job}: Completed" in text, text
+
+
+def test_our_estimator_fit_prints_the_self_hosted_rules(cloud: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Estimator(debugger_backend="self-hosted").fit() ends with local mode's summary of the rule jobs."""
+    from sagemaker_debugger_ext import Estimator
+
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_quick.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
+        sagemaker_session=_session(cloud), rules=_rules(), debugger_backend="self-hosted",
+    )  # fmt: skip
+    est.fit(job_name="summary-ours", wait=False)
+    cloud.client.wait("summary-ours", timeout_s=120)  # the SDK's log follower describes every 30 s while running
+    capsys.readouterr()
+    est.latest_training_job.wait(logs="All")
+    _check_summary(capsys.readouterr().out, cloud, "summary-ours")
+
+
+def test_sdk_estimator_on_a_debugger_session_prints_the_self_hosted_rules(
+    cloud: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An SDK estimator on DebuggerSession(debugger_backend="self-hosted"): the same summary through logs_for_job."""
+    from sagemaker.estimator import Estimator
+
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_quick.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
+        sagemaker_session=_session(cloud, debugger_backend="self-hosted"), rules=_rules(),
+    )  # fmt: skip
+    est.fit(job_name="summary-sdk", wait=False)
+    cloud.client.wait("summary-sdk", timeout_s=120)
+    capsys.readouterr()
+    est.latest_training_job.wait(logs="All")
+    _check_summary(capsys.readouterr().out, cloud, "summary-sdk")
+
+
+def test_a_job_without_self_hosted_rules_has_no_self_hosted_summary(cloud: Any) -> None:
+    """No manifest, no summary: the SDK's own lines are all a job the backend did not start prints."""
+    from sagemaker.estimator import Estimator
+
+    from sagemaker_debugger_ext.cloud._self_hosted import self_hosted_fit_summary
+
+    session = _session(cloud)
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_quick.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
+        sagemaker_session=session, debugger_hook_config=False, disable_profiler=True,
+    )  # fmt: skip
+    est.fit(job_name="summary-none", wait=False)
+    cloud.client.wait("summary-none", timeout_s=120)
+    summary = self_hosted_fit_summary(
+        "summary-none", sagemaker_client=session.sagemaker_client, s3_client=session.s3_client
+    )
+    assert summary is None
