@@ -43,3 +43,13 @@ def test_stop_training_on_fire_adds_the_action(make_trial: Callable[..., Any]) -
         make_trial({0: {"x": np.ones(1)}}), stop_training_on_fire="True", training_job_name_prefix="my-job"
     )
     assert [(s.name, s.training_job_prefix) for s in rule._actions.specs] == [("stoptraining", "my-job")]
+
+
+def test_stalled_training_result_at_is_the_rule_process_path(make_trial: Callable[..., Any]) -> None:
+    """The rule processes call result_at (not invoke): a stall there is met and ends the rule."""
+    rule = StalledTrainingRule(make_trial({0: {"x": np.ones(1)}, 1: {"x": np.ones(1)}}, end=False), threshold="60")
+    _fake_time(rule)
+    assert not rule.result_at(0).fired and not rule.result_at(1).fired
+    result = rule.result_at(2)
+    assert result.fired and result.end_of_rule
+    assert rule.findings[0].step == 2 and rule.findings[0].value > 60

@@ -39,24 +39,25 @@ class StalledTrainingRule(BuiltinRule):
             spec = ActionSpec(name="stoptraining", training_job_prefix=self.p["training_job_name_prefix"] or "")
             self._actions = Actions((*self._actions.specs, spec), rule_name=self.rule_name)
 
-    def invoke(self, step: int) -> None:
-        """Poll for ``step``; fire when nothing new arrives within ``threshold`` seconds."""
+    def result_at(self, step: int) -> RuleResult:
+        """Poll for ``step``: met (and the rule's end) when nothing new arrives within ``threshold``
+        seconds; the rule processes and smdebug's :meth:`invoke` both come through here."""
         if self._last_progress is None:
             self._last_progress = self.clock()
         while True:
             state = getattr(self.base_trial.has_passed_step(step), "name", "")
             if state == "AVAILABLE":
                 self._last_progress = self.clock()
-                return
+                return RuleResult.not_met()
             if state == "UNAVAILABLE":
                 self.base_trial.wait_for_steps([step])  # raises StepUnavailable / NoMoreData
-                return
+                return RuleResult.not_met()
             waited = self.clock() - self._last_progress
             if waited > self.p["threshold"]:
                 self._stalled_at = (step, waited)
-                super().invoke_at_step(step)
+                result = self._evaluate_step(step)
                 self._actions.invoke(f"No new step for {waited:.0f} s.")
-                raise self._condition_met(step)
+                return result
             self.sleep(min(self.poll_interval, max(self.p["threshold"] - waited, 0.01)))
 
     def status_note(self) -> str | None:
