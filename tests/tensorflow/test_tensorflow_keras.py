@@ -276,3 +276,51 @@ def test_reduction_names_keep_the_colon_index(tf, tmp_path: Path, smdebug_python
     assert proc.returncode == 0, proc.stderr[-3000:]
     names, absent = json.loads(proc.stdout.strip().splitlines()[-1])
     assert names == trial.tensor_names() and absent == []
+
+
+def _adam_fit(out: Path, include: list[str], run_eagerly: bool, regex: str | None = None) -> Any:
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(40, 4, 4)).astype("float32"), rng.integers(0, 10, size=(40,))
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([keras.Input(shape=(4, 4)), keras.layers.Flatten(), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dropout(0.2), keras.layers.Dense(10, activation="softmax")])  # fmt: skip
+    hook = smd.KerasHook(out_dir=str(out), save_config=smd.SaveConfig(save_interval=9), include_collections=include)
+    if regex is not None:
+        hook.get_collection(include[0]).include(regex)
+    model.compile(
+        optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"], run_eagerly=run_eagerly
+    )
+    model.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0)
+    hook.close()
+    return create_trial(str(out))
+
+
+@pytest.mark.parametrize("run_eagerly", [True, False], ids=["eager", "graph"])
+def test_include_regex_collection_as_smdebug(tf, tmp_path: Path, run_eagerly: bool) -> None:
+    """smdebug's tests/tensorflow2/test_keras.py::test_include_regex on TF >= 2.6: a collection
+    defined by include_regex "dense" holds the dense layers' 4 variables; no gradients, layer
+    inputs/outputs or Adam slot variables (docs/migration.md: optimizer_variables)."""
+    trial = _adam_fit(tmp_path / "out", ["custom_coll"], run_eagerly, regex="dense")
+    names = trial.tensor_names(collection="custom_coll")
+    assert len(names) == 4 and all("/weights/" in n for n in names), names
+    for name in names:
+        assert trial.tensor(name).value(0) is not None
+    assert not [n for n in trial.tensor_names() if "momentum" in n or "velocity" in n or n.startswith("gradients/")]
+
+
+def test_optimizer_slot_variables_only_when_asked_by_name(tf, tmp_path: Path) -> None:
+    """optimizer_variables named in include_collections saves Adam's slots too; save_all does not."""
+    asked = _adam_fit(tmp_path / "asked", ["optimizer_variables"], run_eagerly=False)
+    slots = [
+        n for n in asked.tensor_names(collection="optimizer_variables") if n.endswith(("momentum:0", "velocity:0"))
+    ]
+    assert len(slots) == 8  # momentum and velocity of 2 kernels and 2 biases
+    everything = _adam_fit(tmp_path / "all", ["all"], run_eagerly=False)
+    assert set(everything.tensor_names(collection="optimizer_variables")) == {
+        "Adam/iteration:0",
+        "Adam/learning_rate:0",
+    }

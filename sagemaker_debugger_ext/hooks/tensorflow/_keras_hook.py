@@ -37,6 +37,9 @@ from ._variables import VariableReader, tf_variable
 __all__ = ["KerasHook"]
 
 _LOSS_KEYS = frozenset({"loss", "val_loss"})
+_OPTIMIZER_STATE = frozenset({"iteration:0", "learning_rate:0"})  # an optimizer's variables that are not slots
+_ACTIVATION_COLLECTIONS = (CollectionKeys.RELU_OUTPUT, CollectionKeys.RELU_INPUT, CollectionKeys.TANH_INPUT,
+                           CollectionKeys.SIGMOID_INPUT)  # fmt: skip  # filled by the layer taps (_activations)
 _TAPPED = (CollectionKeys.GRADIENTS, CollectionKeys.LAYERS, CollectionKeys.INPUTS, CollectionKeys.OUTPUTS)
 
 
@@ -89,6 +92,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         self._weights: list[tuple[str, Any]] | None = None
         self._opt_vars: list[tuple[str, Any]] | None = None
         self._opt_owner: Any = None
+        self._opt_count = 0  # len(optimizer.variables) when _opt_vars was made (slots appear at build)
         self._variable_reader = VariableReader()
         self._variables_delivered = False  # the step's hand-over read the variables (_steps.py)
         self._step_functions: dict[str, tuple[Any, Any, Any]] = {}
@@ -288,9 +292,14 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         opt = getattr(model, "optimizer", None) or self.optimizer
         if opt is None:
             return []
-        if self._opt_vars is None or self._opt_owner is not opt or len(self._opt_vars) != len(opt.variables):
-            self._opt_owner = opt  # compile() may give the model another optimizer
-            self._opt_vars = [(optimizer_variable_name(opt, v), v) for v in opt.variables]
+        if self._opt_vars is None or self._opt_owner is not opt or self._opt_count != len(opt.variables):
+            self._opt_owner, self._opt_count = opt, len(opt.variables)  # compile() may give another optimizer
+            pairs = [(optimizer_variable_name(opt, v), v) for v in opt.variables]
+            if CollectionKeys.OPTIMIZER_VARIABLES not in self.include_collections:
+                # slot variables (Adam's momentum/velocity: the model's size twice over) only
+                # when optimizer_variables is asked for by name (docs/migration.md)
+                pairs = [(n, v) for n, v in pairs if n.rsplit("/", 1)[-1] in _OPTIMIZER_STATE]
+            self._opt_vars = pairs
             for name, _ in self._opt_vars:
                 self._assign(name, CollectionKeys.OPTIMIZER_VARIABLES)
         return self._opt_vars
@@ -310,11 +319,12 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
 
     # --- installing the taps on a model ------------------------------------------------------------------
     def _wants(self, *collections: str) -> bool:
+        """Whether the taps of ``collections`` are installed: only when one of them (or
+        ``all``) is included. A collection of the user's (an ``include_regex``) matches what
+        smdebug saved in ``fit`` from TF 2.6 on: weights, biases, logs, optimizer variables
+        when asked for; not gradients and layer inputs/outputs (docs/migration.md)."""
         names = set(self.include_collections)
-        if CollectionKeys.ALL in names or names & set(collections):
-            return True
-        custom = [c for c in self._to_save if c.name not in TF_BUILTIN_REGEXES]
-        return bool(custom)
+        return CollectionKeys.ALL in names or bool(names & set(collections))
 
     def _install(self, model: Any) -> None:
         if id(model) in self._installed:
@@ -323,12 +333,12 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         if not self._prepared:
             self._prepare()
         self._weights = None
-        if self._wants(CollectionKeys.LAYERS):
+        if self._wants(CollectionKeys.LAYERS, *_ACTIVATION_COLLECTIONS):
             for layer in model.layers:
                 self._wrap_layer(layer)
         if self._wants(CollectionKeys.INPUTS, CollectionKeys.OUTPUTS):
             self._wrap_model_io(model)
-        if self._wants(*_TAPPED):
+        if self._wants(*_TAPPED, *_ACTIVATION_COLLECTIONS):
             self._wrap_steps(model)  # TensorFlow: made again at each mode's begin (_steps.py)
             if keras.backend.backend() != "tensorflow":
                 for kind in ("train", "test", "predict"):  # retrace with the taps in place
