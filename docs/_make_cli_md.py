@@ -54,7 +54,9 @@ NOTES = {
     ),
     "jobs": (
         "The local job store (`$SAGEMAKER_DEBUGGER_EXT_HOME`, default `~/.sagemaker-debugger-ext`):\n"
-        "`jobs list`, `jobs describe NAME` (the DescribeTrainingJob JSON, rule statuses included),\n"
+        "`jobs list`, `jobs describe NAME` (the DescribeTrainingJob JSON, rule statuses included; `--rules`: the\n"
+        "job's status and a table of its rules; `--endpoint-url URL` or `--sagemaker`: a job described through\n"
+        "SageMaker, such as a self-hosted job's, its rule jobs' statuses in the service's shape, see docs/cloud.md),\n"
         "`jobs logs NAME [-f]`, `jobs stop NAME`."
     ),
     "rules": (

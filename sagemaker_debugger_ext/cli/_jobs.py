@@ -1,4 +1,9 @@
-"""``sagemaker-debugger-ext jobs list|describe|logs|stop``: the local job store."""
+"""``sagemaker-debugger-ext jobs list|describe|logs|stop``: the local job store.
+
+``jobs describe NAME --endpoint-url URL`` (or ``--sagemaker``: boto3's SageMaker endpoint,
+``$AWS_ENDPOINT_URL_SAGEMAKER`` or AWS) describes a job through SageMaker instead, a self-hosted
+job's rule statuses added in the service's shape as ``describe()`` adds them.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 
 from ..local import LocalTrainingClient
 from ..local._logs import LogFollower, follow_job
-from ._local_view import status_style
+from ._local_view import print_summary, status_style
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -28,6 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("describe", help="DescribeTrainingJob of a local job, as JSON")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print JSON (the default; accepted for scripts)")
+    p.add_argument("--rules", action="store_true", help="print the job's status and a table of its rules instead")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--endpoint-url", metavar="URL", help="describe through this SageMaker endpoint (e.g. `serve`'s), not the store"
+    )
+    where.add_argument(
+        "--sagemaker", action="store_true", help="describe through SageMaker ($AWS_ENDPOINT_URL_SAGEMAKER, else AWS)"
+    )
     p = sub.add_parser("logs", help="print a job's logs")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--follow", "-f", action="store_true", help="follow until the job ends (Ctrl-C stops the job)")
@@ -61,8 +74,35 @@ def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
     Console().print(table)
 
 
+def _describe_on_sagemaker(name: str, endpoint_url: str | None) -> dict[str, Any] | None:
+    """DescribeTrainingJob through SageMaker, self-hosted rule statuses added; ``None`` after printing an error."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from ..cloud._self_hosted import with_rule_statuses
+
+    session = boto3.Session()
+    sagemaker_client = session.client("sagemaker", endpoint_url=endpoint_url)
+    try:
+        description = dict(sagemaker_client.describe_training_job(TrainingJobName=name))
+        description.pop("ResponseMetadata", None)
+        return with_rule_statuses(description, sagemaker_client=sagemaker_client, s3_client=session.client("s3"))
+    except (ClientError, BotoCoreError) as exc:
+        print(f"error: training job {name!r}: {exc}", file=sys.stderr)
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one ``jobs`` action."""
+    if args.action == "describe" and (args.endpoint_url or args.sagemaker):
+        described = _describe_on_sagemaker(args.name, args.endpoint_url)
+        if described is None:
+            return 2
+        if args.rules:
+            print_summary(described)
+        else:
+            print(json.dumps(described, indent=2, sort_keys=True, default=_json_default))
+        return 0
     client = LocalTrainingClient()
     if args.action == "list":
         jobs = client.list_training_jobs(NameContains=args.name_contains, StatusEquals=args.status)
@@ -78,7 +118,11 @@ def run(args: argparse.Namespace) -> int:
                 )
         return 0
     if args.action == "describe":
-        print(json.dumps(client.describe_training_job(args.name), indent=2, sort_keys=True, default=_json_default))
+        description = client.describe_training_job(args.name)
+        if args.rules:
+            print_summary(description)
+        else:
+            print(json.dumps(description, indent=2, sort_keys=True, default=_json_default))
         return 0
     if args.action == "logs":
         if args.follow:

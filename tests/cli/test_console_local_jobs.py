@@ -61,6 +61,9 @@ def test_jobs_list_describe_logs_stop(cli, store, finished_job):
         "LossNotDecreasing": "IssuesFound",
         "VanishingGradient": "NoIssuesFound",
     }
+    table = cli("jobs", "describe", JOB, "--rules", env=store)
+    assert table.returncode == 0, table.stderr
+    assert re.search(r"LossNotDecreasing\s.*IssuesFound", table.stdout), table.stdout
     logs = cli("jobs", "logs", JOB, env=store)
     assert logs.returncode == 0 and "epoch 0" in logs.stdout
     stopped = cli("jobs", "stop", JOB, env=store)

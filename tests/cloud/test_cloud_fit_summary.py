@@ -1,4 +1,4 @@
-"""fit()'s closing summary for self-hosted jobs, against ``serve`` and moto's S3 server (issue 30).
+"""fit()'s closing summary and ``jobs describe`` for self-hosted jobs, against ``serve`` and moto's S3 server (issue 30).
 
 The training job ends at once and saves nothing, so the rule job makes its final evaluation at
 its first poll (an ``Error`` naming the missing collection files): the whole run takes seconds. The rules' verdicts on real data are covered by
@@ -7,6 +7,8 @@ tests/e2e/test_e2e_self_hosted.py.
 
 from __future__ import annotations
 
+import json
+import re
 import types
 import uuid
 from collections.abc import Iterator
@@ -39,7 +41,7 @@ def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     s3 = boto3.client("s3", region_name="us-west-2")
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     try:
-        yield types.SimpleNamespace(client=client, bucket=bucket)
+        yield types.SimpleNamespace(client=client, bucket=bucket, url=server.url)
     finally:
         server.stop()
 
@@ -91,6 +93,33 @@ def test_our_estimator_fit_prints_the_self_hosted_rules(cloud: Any, capsys: pyte
     capsys.readouterr()
     est.latest_training_job.wait(logs="All")
     _check_summary(capsys.readouterr().out, cloud, "summary-ours")
+    _check_cli(cloud, capsys, "summary-ours")
+
+
+def _check_cli(cloud: Any, capsys: pytest.CaptureFixture[str], job: str) -> None:
+    """``jobs describe`` through the endpoint shows the rule statuses in the service's shape, and as a table."""
+    from sagemaker_debugger_ext.cli import main
+
+    assert main(["jobs", "describe", job, "--endpoint-url", cloud.url]) == 0
+    described = json.loads(capsys.readouterr().out)
+    (status,) = described["DebugRuleEvaluationStatuses"]
+    assert status["RuleConfigurationName"] == "LossNotDecreasing"
+    assert status["RuleEvaluationStatus"] == "Error"
+    assert re.match(rf"^arn:aws:sagemaker:us-west-2:\d{{12}}:processing-job/{job}-lossnotdecreasing-[0-9a-f]{{8}}$",
+                    status["RuleEvaluationJobArn"]), status  # fmt: skip
+    assert "MissingCollectionFiles" in status["StatusDetails"]
+    assert main(["jobs", "describe", job, "--sagemaker", "--rules"]) == 0  # $AWS_ENDPOINT_URL_SAGEMAKER
+    table = capsys.readouterr().out
+    assert "LossNotDecreasing" in table and "Error" in table and job in table, table
+
+
+def test_jobs_describe_of_an_unknown_job_says_so(cloud: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The service's answer for an unknown job reaches the user, exit status 2."""
+    from sagemaker_debugger_ext.cli import main
+
+    assert main(["jobs", "describe", "no-such-job", "--endpoint-url", cloud.url]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-job" in err and "Requested resource not found" in err, err
 
 
 def test_sdk_estimator_on_a_debugger_session_prints_the_self_hosted_rules(
