@@ -7,6 +7,8 @@ under any root, so local mode builds it in a job folder and tests build it on ``
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -62,6 +64,7 @@ __all__ = [
     "USE_SMDEBUG_ENV",
     "WORLD_SIZE_ENV",
     "ContainerPaths",
+    "is_sagemaker_job",
 ]
 
 DEFAULT_ROOT = Path("/opt/ml")
@@ -218,3 +221,8 @@ class ContainerPaths:
     def channel_dir(self, channel: str) -> Path:
         """``<root>/input/data/<channel>``."""
         return self.input_data_dir / channel
+
+
+def is_sagemaker_job(environ: Mapping[str, str] | None = None) -> bool:
+    """True inside a SageMaker (or local-mode) training job: ``TRAINING_JOB_NAME`` is set and not empty."""
+    return bool((os.environ if environ is None else environ).get(TRAINING_JOB_NAME_ENV))

@@ -102,3 +102,27 @@ def test_tensorflow_is_a_package_with_smdebugs_submodules() -> None:
     assert smd_tf.__path__  # a package
     assert collection.Collection is smd_tf.Collection and session.SessionHook is smd_tf.SessionHook
     assert singleton_utils.get_hook is smd_tf.get_hook is tf_singleton.get_hook
+
+
+def test_framework_shims_hold_no_hook_code() -> None:
+    """pytorch.get_hook (config, USE_SMDEBUG) lives in hooks/, the shim re-exports it; one SageMaker-job test."""
+    import sagemaker_debugger_ext.pytorch as smd_torch
+    from sagemaker_debugger_ext import _container_env
+    from sagemaker_debugger_ext.core import sagemaker_utils
+    from sagemaker_debugger_ext.hooks.pytorch import _singleton as torch_singleton
+    from sagemaker_debugger_ext.pytorch import singleton_utils as torch_singleton_utils
+
+    assert smd_torch.get_hook is torch_singleton.get_hook is torch_singleton_utils.get_hook
+    assert sagemaker_utils.is_sagemaker_job is _container_env.is_sagemaker_job
+    assert _container_env.is_sagemaker_job({"TRAINING_JOB_NAME": "j"}) is True
+    assert _container_env.is_sagemaker_job({"TRAINING_JOB_NAME": ""}) is False
+
+
+def test_get_path_to_collections_is_the_writers_folder(tmp_path: Path) -> None:
+    """core.utils.get_path_to_collections names the folder the writer puts collections files in."""
+    from sagemaker_debugger_ext.core.utils import get_path_to_collections
+    from sagemaker_debugger_ext.format import write_collections_file
+
+    written = write_collections_file(tmp_path, "worker_0", {}, 1)
+    assert Path(get_path_to_collections(tmp_path)) == written.parent
+    assert get_path_to_collections(tmp_path).endswith("/")

@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
-from .._container_env import TRAINING_JOB_NAME_ENV
+from .._container_env import is_sagemaker_job
 
 __all__ = ["is_sagemaker_job"]
-
-
-def is_sagemaker_job() -> bool:
-    """True inside a SageMaker (or local-mode) training job (``TRAINING_JOB_NAME`` is set)."""
-    return bool(os.environ.get(TRAINING_JOB_NAME_ENV))

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import SMDebugTypeError
+from ..format._layout import COLLECTIONS_FOLDER
 
 __all__ = ["get_path_to_collections", "is_s3", "make_numpy_array", "remove_file_if_exists"]
 
@@ -23,7 +24,7 @@ def is_s3(path: str) -> tuple[bool, str | None, str | None]:
 
 def get_path_to_collections(directory: str | os.PathLike[str]) -> str:
     """``<directory>/collections/000000000/`` (with the trailing slash)."""
-    return os.path.join(os.fspath(directory), "collections", "000000000", "")
+    return os.path.join(os.fspath(directory), COLLECTIONS_FOLDER)
 
 
 def make_numpy_array(x: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ from pathlib import Path
 from .._exceptions import ConfigValueError, PathEscapeError, field_error_message
 
 __all__ = [
+    "COLLECTIONS_FOLDER",
     "COLLECTIONS_PREFIX",
     "END_OF_JOB_FILE",
     "EVENTS_PREFIX",
@@ -28,6 +29,7 @@ __all__ = [
 EVENTS_PREFIX = "events/"
 INDEX_PREFIX = "index/"
 COLLECTIONS_PREFIX = "collections/"
+COLLECTIONS_FOLDER = COLLECTIONS_PREFIX + "000000000/"  # every worker's collections JSON (smdebug's layout)
 END_OF_JOB_FILE = "training_job_end.ts"
 INDEX_STEPS_PER_FOLDER = 1000  # index files of steps [1000 k, 1000 k + 999] share folder k
 
@@ -105,7 +107,7 @@ def index_key(step: int, worker: str) -> str:
 
 def collections_key(worker: str) -> str:
     """Return the trial-relative key of ``worker``'s collections JSON."""
-    return f"collections/000000000/{worker}_collections.json"
+    return f"{COLLECTIONS_FOLDER}{worker}_collections.json"
 
 
 def parse_index_key(key: str) -> tuple[int, str] | None:

@@ -17,8 +17,8 @@ from .._container_env import (
     SM_CURRENT_HOST,
     SM_OUTPUT_DIR,
     SMPROFILER_CONFIG_PATH_ENV,
-    TRAINING_JOB_NAME_ENV,
     WORLD_SIZE_ENV,
+    is_sagemaker_job,
 )
 from .._exceptions import HookConfigError, field_error_message
 
@@ -79,7 +79,7 @@ class TrainingContext:
         return cls(
             rank=rank,
             world_size=max(world, rank + 1),
-            sagemaker_job=bool(environ.get(TRAINING_JOB_NAME_ENV)),
+            sagemaker_job=is_sagemaker_job(environ),
             profiler_config_path=environ.get(SMPROFILER_CONFIG_PATH_ENV) or None,
             host=environ.get(SM_CURRENT_HOST) or socket.gethostname() or "algo-1",
             output_dir=environ.get(SM_OUTPUT_DIR) or None,

@@ -25,8 +25,8 @@ from .._container_env import (
     HOOK_WRITER_NICE_ENV,
     SMDEBUG_CONFIG_FILE_PATH_ENV,
     TENSORBOARD_CONFIG_FILE_PATH_ENV,
-    TRAINING_JOB_NAME_ENV,
     ContainerPaths,
+    is_sagemaker_job,
 )
 from .._exceptions import HookConfigError, field_error_message
 from ..modes import ModeKeys
@@ -240,7 +240,7 @@ def load_hook_settings(
         json_file_path or environ.get(SMDEBUG_CONFIG_FILE_PATH_ENV) or paths.config_file(CONFIG_FILE_DEBUG_HOOK)
     )
     config = _read_json(path, "debug hook config")
-    sagemaker_job = bool(environ.get(TRAINING_JOB_NAME_ENV))
+    sagemaker_job = is_sagemaker_job(environ)
     tb_config = None
     if sagemaker_job:
         tb_path = Path(environ.get(TENSORBOARD_CONFIG_FILE_PATH_ENV) or paths.config_file(CONFIG_FILE_TENSORBOARD))

@@ -13,11 +13,10 @@ from typing import Any
 
 from .. import modes
 from ..hooks._collections import Collection, CollectionKeys
-from ..hooks._current import smdebug_enabled
 from ..hooks._reduction_config import ReductionConfig
 from ..hooks._save_config import SaveConfig, SaveConfigMode
 from ..hooks.pytorch._hook import Hook
-from ..hooks.pytorch._singleton import current_hook, del_hook, set_hook
+from ..hooks.pytorch._singleton import del_hook, get_hook, set_hook
 
 __all__ = [
     "Collection",
@@ -37,23 +36,6 @@ __all__ = [
 def create_from_json_file(json_file_path: str | os.PathLike[str] | None = None) -> Hook:
     """Same as :meth:`Hook.create_from_json_file`."""
     return Hook.create_from_json_file(json_file_path)
-
-
-def get_hook(json_config_path: str | None = None, create_if_not_exists: bool = False) -> Hook | None:
-    """The hook created last in this process (smdebug's ``get_hook``).
-
-    With ``create_if_not_exists`` and no hook yet, one is created from the JSON config; a
-    missing config file or ``USE_SMDEBUG=false`` gives None, as in smdebug.
-    """
-    hook = current_hook()
-    if hook is not None or not create_if_not_exists:
-        return hook
-    if not smdebug_enabled():
-        return None
-    try:
-        return Hook.create_from_json_file(json_config_path)
-    except FileNotFoundError:
-        return None
 
 
 def __getattr__(name: str) -> Any:

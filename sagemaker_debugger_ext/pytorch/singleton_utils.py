@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..hooks.pytorch._singleton import del_hook, set_hook
-from . import get_hook
+from ..hooks.pytorch._singleton import del_hook, get_hook, set_hook
 
 __all__ = ["del_hook", "get_hook", "set_hook"]

@@ -28,7 +28,7 @@ from ..._container_env import (
     ContainerPaths,
 )
 from ..._exceptions import LocalJobInputError
-from ...xgboost import Hook
+from ...hooks.xgboost._hook import Hook
 from ._channels import validate_channels
 from ._data import load_dmatrix
 from ._hyperparameters import CONTAINER_ONLY, validate_hyperparameters
