@@ -123,6 +123,23 @@ class S3Storage:
 
         s3_upload_file(self.client, self.bucket, self.prefix + key, Path(local_path))
 
+    def delete_all(self) -> int:
+        """Delete every object under the prefix (1,000 a request, as S3 allows); returns how many.
+
+        Raises:
+            StorageError: S3 refused to delete a key (names the key and S3's message).
+        """
+        keys = [self.prefix + k for k in self.list("")]
+        for i in range(0, len(keys), 1000):
+            chunk = [{"Key": k} for k in keys[i : i + 1000]]
+            resp = self._call(
+                "delete", "", lambda c=chunk: self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": c})
+            )
+            for err in (resp or {}).get("Errors", [])[:1]:
+                msg = f"S3 did not delete s3://{self.bucket}/{err.get('Key')}: {err.get('Code')} {err.get('Message')}"
+                raise StorageError(msg, uri=f"s3://{self.bucket}/{err.get('Key')}")
+        return len(keys)
+
     def sync_dir(self, local_dir: str | os.PathLike[str], prefix: str = "") -> int:
         """Upload files of ``local_dir`` that are new or changed since the last call; returns how many."""
 

@@ -99,3 +99,17 @@ def test_s3_trial_over_moto_server(moto_server: str, monkeypatch: pytest.MonkeyP
     assert sorted(values) == list(range(12))
     assert all(v.shape == (300,) and v[0] == s * 10 for s, v in values.items())
     assert trial.tensor("loss").value(11).tolist() == [11.0]
+
+
+def test_delete_prefix_deletes_only_under_the_prefix(moto_s3) -> None:  # type: ignore[no-untyped-def]
+    """smdebug's S3Handler.delete_prefix goes through S3Storage.delete_all: more than one request's
+    worth of keys under the prefix are gone, a key beside it stays."""
+    from sagemaker_debugger_ext.core.access_layer.s3handler import DeleteRequest, S3Handler
+
+    for i in range(1003):
+        moto_s3.put_object(Bucket="bkt", Key=f"run/a/{i:05d}", Body=b"x")
+    moto_s3.put_object(Bucket="bkt", Key="other/keep", Body=b"x")
+    S3Handler.delete_prefix(delete_request=DeleteRequest(Bucket="bkt", Prefix="run/a"))
+    keys = [o["Key"] for o in moto_s3.list_objects_v2(Bucket="bkt").get("Contents", [])]
+    assert keys == ["other/keep"]
+    assert S3Storage("s3://bkt/other").delete_all() == 1

@@ -6,8 +6,6 @@ reading and listing trials goes through :mod:`sagemaker_debugger_ext.storage`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...storage import S3Storage
 
 __all__ = ["DeleteRequest", "S3Handler"]
@@ -31,9 +29,4 @@ class S3Handler:
             path = f"s3://{delete_request.bucket}/{delete_request.prefix}"
         if path is None:
             return
-        storage = S3Storage(path)
-        keys = [storage.prefix + k for k in storage.list("")]
-        client: Any = storage.client
-        for i in range(0, len(keys), 1000):
-            chunk = keys[i : i + 1000]
-            client.delete_objects(Bucket=storage.bucket, Delete={"Objects": [{"Key": k} for k in chunk]})
+        S3Storage(path).delete_all()
