@@ -105,7 +105,7 @@ def test_tensorflow_is_a_package_with_smdebugs_submodules() -> None:
 
 
 def test_framework_shims_hold_no_hook_code() -> None:
-    """pytorch.get_hook (config, USE_SMDEBUG) lives in hooks/, the shim re-exports it; one SageMaker-job test."""
+    """pytorch.get_hook (config, USE_SMDEBUG) lives in hooks/, FileWriter/FileReader in format/; one SageMaker-job test."""
     import sagemaker_debugger_ext.pytorch as smd_torch
     from sagemaker_debugger_ext import _container_env
     from sagemaker_debugger_ext.core import sagemaker_utils
@@ -114,6 +114,10 @@ def test_framework_shims_hold_no_hook_code() -> None:
 
     assert smd_torch.get_hook is torch_singleton.get_hook is torch_singleton_utils.get_hook
     assert sagemaker_utils.is_sagemaker_job is _container_env.is_sagemaker_job
+    from sagemaker_debugger_ext.core import reader, writer
+    from sagemaker_debugger_ext.format import _file_reader, _file_writer
+
+    assert (writer.FileWriter, reader.FileReader) == (_file_writer.FileWriter, _file_reader.FileReader)
     assert _container_env.is_sagemaker_job({"TRAINING_JOB_NAME": "j"}) is True
     assert _container_env.is_sagemaker_job({"TRAINING_JOB_NAME": ""}) is False
 
