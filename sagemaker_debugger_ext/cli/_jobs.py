@@ -16,6 +16,7 @@ from typing import Any
 from ..local import LocalTrainingClient
 from ..local._logs import LogFollower, follow_job
 from ._local_view import print_summary, status_style
+from ._on_sagemaker import add_sagemaker_options, describe_on_sagemaker, wants_sagemaker
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -34,13 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print JSON (the default; accepted for scripts)")
     p.add_argument("--rules", action="store_true", help="print the job's status and a table of its rules instead")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--endpoint-url", metavar="URL", help="describe through this SageMaker endpoint (e.g. `serve`'s), not the store"
-    )
-    where.add_argument(
-        "--sagemaker", action="store_true", help="describe through SageMaker ($AWS_ENDPOINT_URL_SAGEMAKER, else AWS)"
-    )
+    add_sagemaker_options(p)
     p = sub.add_parser("logs", help="print a job's logs")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--follow", "-f", action="store_true", help="follow until the job ends (Ctrl-C stops the job)")
@@ -74,28 +69,10 @@ def _print_table(summaries: list[dict[str, Any]], *, title: str) -> None:
     Console().print(table)
 
 
-def _describe_on_sagemaker(name: str, endpoint_url: str | None) -> dict[str, Any] | None:
-    """DescribeTrainingJob through SageMaker, self-hosted rule statuses added; ``None`` after printing an error."""
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from ..cloud._self_hosted import with_rule_statuses
-
-    session = boto3.Session()
-    sagemaker_client = session.client("sagemaker", endpoint_url=endpoint_url)
-    try:
-        description = dict(sagemaker_client.describe_training_job(TrainingJobName=name))
-        description.pop("ResponseMetadata", None)
-        return with_rule_statuses(description, sagemaker_client=sagemaker_client, s3_client=session.client("s3"))
-    except (ClientError, BotoCoreError) as exc:
-        print(f"error: training job {name!r}: {exc}", file=sys.stderr)
-        return None
-
-
 def run(args: argparse.Namespace) -> int:
     """Run one ``jobs`` action."""
-    if args.action == "describe" and (args.endpoint_url or args.sagemaker):
-        described = _describe_on_sagemaker(args.name, args.endpoint_url)
+    if args.action == "describe" and wants_sagemaker(args):
+        described = describe_on_sagemaker(args.name, args.endpoint_url)
         if described is None:
             return 2
         if args.rules:

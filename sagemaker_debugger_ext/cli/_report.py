@@ -7,7 +7,8 @@ from pathlib import Path
 
 from .._exceptions import ProfilerError, field_error_message
 from ..profiler import render_profiler_report
-from ..reports import write_local_job_reports
+from ..reports import write_job_reports, write_local_job_reports
+from ._on_sagemaker import add_sagemaker_options, describe_on_sagemaker, wants_sagemaker
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -34,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="RULE_PARAM=VALUE",
         help="ProfilerReport parameter such as StepOutlier_stddev=2 (repeatable)",
     )
+    add_sagemaker_options(parser, what="report a job")
 
 
 def _parse_params(items: list[str]) -> dict[str, str]:
@@ -48,6 +50,14 @@ def _parse_params(items: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Render the report and print its path."""
+    if wants_sagemaker(args):
+        # A job described through SageMaker: a self-hosted job's rules as the service shows them.
+        description = describe_on_sagemaker(args.target, args.endpoint_url, as_service=True)
+        if description is None:
+            return 2
+        for written in write_job_reports(description, args.out, profiler_parameters=_parse_params(args.param)):
+            print(written)
+        return 0
     target = Path(args.target)
     if not target.is_dir():
         # A local job: the debugger job report, plus the profiler report when it was profiled.

@@ -34,6 +34,7 @@ __all__ = [
     "SelfHostedPlan",
     "prepare_train_args",
     "self_hosted_fit_summary",
+    "service_shaped_description",
     "start_rule_jobs",
     "with_rule_statuses",
 ]
@@ -266,7 +267,27 @@ def self_hosted_fit_summary(
         if not pending or time.monotonic() >= deadline:
             break
         time.sleep(poll_s)
+    return fit_summary(_as_service(description, manifest))
+
+
+def _as_service(description: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """``description`` with the hook's and the profiler's configs the service would have recorded."""
     profiler = manifest.get("ProfilerConfig")
     as_service = {"DebugHookConfig": manifest.get("DebugHookConfig"), "ProfilerConfig": profiler,
                   "ProfilingStatus": "Enabled" if profiler else "Disabled"}  # fmt: skip
-    return fit_summary({**description, **{k: v for k, v in as_service.items() if v}})
+    return {**description, **{k: v for k, v in as_service.items() if v}}
+
+
+def service_shaped_description(
+    description: Mapping[str, Any], *, sagemaker_client: Any, s3_client: Any
+) -> dict[str, Any]:
+    """A DescribeTrainingJob response as the service would give it for a self-hosted job.
+
+    The rules' statuses (:func:`with_rule_statuses`) plus the ``DebugHookConfig`` and
+    ``ProfilerConfig`` that the self-hosted backend delivered in the source bundle, so the
+    readers of the service's fields (reports, summaries) find the debug and profiler output.
+    Unchanged for a job without self-hosted rules.
+    """
+    manifest = _manifest(description, s3_client)
+    out = with_rule_statuses(description, sagemaker_client=sagemaker_client, s3_client=s3_client)
+    return out if manifest is None else _as_service(out, manifest)

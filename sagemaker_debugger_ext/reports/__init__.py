@@ -19,6 +19,7 @@ from ._local_job import (
     JOB_REPORT_FILE,
     describe_local_job,
     profiler_output_dir,
+    write_job_reports,
     write_local_job_reports,
 )
 from ._plots import (
@@ -66,5 +67,6 @@ __all__ = [
     "summarize_trial",
     "tensor_series",
     "write_job_report",
+    "write_job_reports",
     "write_local_job_reports",
 ]

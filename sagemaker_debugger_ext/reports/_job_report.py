@@ -218,6 +218,25 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
     return "".join(parts)
 
 
+def _section_rule_jobs(description: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """Each rule's evaluation job (its ARN), its rule output and the findings of its ``rule-report.json``."""
+    statuses = [*(description.get("DebugRuleEvaluationStatuses") or []),
+                *(description.get("ProfilerRuleEvaluationStatuses") or [])]  # fmt: skip
+    if not statuses:
+        return ""
+    rows, findings = [], []
+    for status in statuses:
+        rule = str(status.get("RuleConfigurationName", ""))
+        report = reports.get(rule)
+        count = len(report.get("Findings") or []) if report is not None else None
+        rows.append([esc(rule), esc(status.get("RuleEvaluationJobArn") or ""), esc(rule_output_uri(description, rule) or ""),
+                     "not found" if count is None else str(count)])  # fmt: skip
+        if report is not None and _findings_table(report):
+            findings.append(f"<h3>{esc(rule)}</h3>{_findings_table(report)}")
+    header = ("rule", "evaluation job", "rule output", "findings (rule-report.json)")
+    return "<h2>Rule jobs</h2>" + table(header, rows, cls="rule-jobs") + "".join(findings)
+
+
 def _section_trial(trial: Any) -> str:
     summary = summarize_trial(trial)
     rows = [
@@ -266,11 +285,11 @@ def job_report_html(description: Mapping[str, Any], *, trial: Any = None) -> str
     reason = description.get("FailureReason")
     if reason:
         head += f"<p>Failure reason: {esc(reason)}</p>"
-    body = [head, "<h2>Rule summary</h2>", summary.to_html()]
+    reports = load_rule_reports(description)
+    body = [head, "<h2>Rule summary</h2>", summary.to_html(), _section_rule_jobs(description, reports)]
     if trial is None:
         body.append("<p>No debug output was found for this job, so there are no tensor plots.</p>")
     else:
-        reports = load_rule_reports(description)
         body += [_section_trial(trial), _section_losses(trial), _section_flagged(description, trial, reports)]
     return page(f"Debugger report: {job}", body, css=_STYLE)
 

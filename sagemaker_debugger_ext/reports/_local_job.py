@@ -12,7 +12,13 @@ from ..profiler import render_profiler_report
 from ..request._paths import artifacts_path, profiler_artifacts_path
 from ._job_report import write_job_report
 
-__all__ = ["JOB_REPORT_FILE", "describe_local_job", "profiler_output_dir", "write_local_job_reports"]
+__all__ = [
+    "JOB_REPORT_FILE",
+    "describe_local_job",
+    "profiler_output_dir",
+    "write_job_reports",
+    "write_local_job_reports",
+]
 
 JOB_REPORT_FILE = "job-report.html"
 
@@ -73,7 +79,22 @@ def write_local_job_reports(
 
     .. versionadded:: 0.1
     """
-    description = describe_local_job(job_name)
+    return write_job_reports(describe_local_job(job_name), out_dir, profiler_parameters=profiler_parameters)
+
+
+def write_job_reports(
+    description: Mapping[str, Any],
+    out_dir: str | Path | None = None,
+    *,
+    profiler_parameters: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """Write the reports of a described job (local, or through SageMaker) and return their paths.
+
+    As :func:`write_local_job_reports`, from a ``describe_training_job`` response: the debug and
+    rule output are read where the description says (a local folder or S3); the profiler report
+    only for a profiler folder on this machine.
+    """
+    job_name = str(description.get("TrainingJobName", "job"))
     out = Path(out_dir) if out_dir else _default_out(description, job_name)
     out.mkdir(parents=True, exist_ok=True)
     written = [write_job_report(description, out / JOB_REPORT_FILE)]

@@ -25,7 +25,7 @@ ROLE = "arn:aws:iam::123456789012:role/training"
 
 
 @pytest.fixture
-def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
     """``serve`` (ml.* types) + moto's S3 and CloudWatch Logs + a fresh bucket."""
     from sagemaker_debugger_ext.local import LocalTrainingClient
     from sagemaker_debugger_ext.local._api_server import ApiServer
@@ -41,7 +41,7 @@ def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     s3 = boto3.client("s3", region_name="us-west-2")
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
     try:
-        yield types.SimpleNamespace(client=client, bucket=bucket, url=server.url)
+        yield types.SimpleNamespace(client=client, bucket=bucket, url=server.url, tmp=tmp_path)
     finally:
         server.stop()
 
@@ -111,6 +111,24 @@ def _check_cli(cloud: Any, capsys: pytest.CaptureFixture[str], job: str) -> None
     assert main(["jobs", "describe", job, "--sagemaker", "--rules"]) == 0  # $AWS_ENDPOINT_URL_SAGEMAKER
     table = capsys.readouterr().out
     assert "LossNotDecreasing" in table and "Error" in table and job in table, table
+    _check_report(cloud, capsys, job, status)
+
+
+def _check_report(cloud: Any, capsys: pytest.CaptureFixture[str], job: str, status: dict[str, Any]) -> None:
+    """``report --endpoint-url``: the self-hosted rules from describe() and their rule output on S3."""
+    from sagemaker_debugger_ext.cli import main
+
+    out = Path(cloud.tmp) / "report"
+    assert main(["report", job, "--endpoint-url", cloud.url, "--out", str(out)]) == 0
+    (written,) = capsys.readouterr().out.split()
+    page = Path(written).read_text()
+    assert Path(written) == out / "job-report.html"
+    assert status["RuleEvaluationJobArn"] in page, page
+    assert "MissingCollectionFiles" in page and 'class="status-Error"' in page, page
+    # The rule's rule-report.json was read from its rule output on S3 (no findings: it saw no data).
+    assert f"s3://{cloud.bucket}/out/{job}/rule-output/LossNotDecreasing</td><td>0</td>" in page, page
+    assert main(["report", "no-such-job", "--sagemaker"]) == 2
+    assert "Requested resource not found" in capsys.readouterr().err
 
 
 def test_jobs_describe_of_an_unknown_job_says_so(cloud: Any, capsys: pytest.CaptureFixture[str]) -> None:
