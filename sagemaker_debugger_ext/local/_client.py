@@ -30,6 +30,7 @@ from ._job_store import (
     JobPaths,
     JobStore,
     atomic_write_json,
+    list_summaries,
     read_json,
     validate_job_name,
 )
@@ -214,16 +215,14 @@ class LocalTrainingClient:
         **_ignored: Any,
     ) -> dict[str, Any]:
         """ListTrainingJobs over the local store, newest first."""
-        out = []
-        for name in self.store.names():
-            if NameContains and NameContains not in name:
-                continue
-            summary = summary_response(self.describe_training_job(name))
-            if StatusEquals and summary.get("TrainingJobStatus") != StatusEquals:
-                continue
-            out.append(summary)
-            if len(out) >= MaxResults:
-                break
+        out = list_summaries(
+            self.store.names(),
+            lambda name: summary_response(self.describe_training_job(name)),
+            status_key="TrainingJobStatus",
+            name_contains=NameContains,
+            status_equals=StatusEquals,
+            max_results=MaxResults,
+        )
         return {"TrainingJobSummaries": out}
 
     # --- StopTrainingJob / UpdateTrainingJob --------------------------------------------

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "JobPaths",
     "JobStore",
     "atomic_write_json",
+    "list_summaries",
     "read_json",
     "validate_job_name",
     "validate_rule_name",
@@ -75,6 +76,31 @@ def validate_rule_name(name: object) -> str:
 def atomic_write_json(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and a rename."""
     atomic_write(path, json.dumps(data, sort_keys=True, indent=1, default=str))
+
+
+def list_summaries(
+    names: Iterable[str],
+    summary_of: Callable[[str], dict[str, Any]],
+    *,
+    status_key: str,
+    name_contains: str | None,
+    status_equals: str | None,
+    max_results: int,
+) -> list[dict[str, Any]]:
+    """The List*Jobs loop of both local clients: the summaries of ``names`` (in the order given,
+    newest first) whose name contains ``name_contains`` and whose ``status_key`` equals
+    ``status_equals`` (either filter off when None), at most ``max_results``."""
+    out: list[dict[str, Any]] = []
+    for name in names:
+        if name_contains and name_contains not in name:
+            continue
+        summary = summary_of(name)
+        if status_equals and summary.get(status_key) != status_equals:
+            continue
+        out.append(summary)
+        if len(out) >= max_results:
+            break
+    return out
 
 
 def read_json(path: Path) -> Any:

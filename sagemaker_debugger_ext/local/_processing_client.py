@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import LocalJobInputError, field_error_message
-from ._job_store import JobStore, validate_job_name
+from ._job_store import JobStore, list_summaries, validate_job_name
 from ._processing_store import (
     PROCESSING_TERMINAL,
     ProcessingPaths,
@@ -162,16 +162,14 @@ class LocalProcessingClient:
         **_ignored: Any,
     ) -> dict[str, Any]:
         """ListProcessingJobs over the local store, newest first."""
-        out = []
-        for name in self.store.names():
-            if NameContains and NameContains not in name:
-                continue
-            summary = processing_summary(self.describe_processing_job(name))
-            if StatusEquals and summary.get("ProcessingJobStatus") != StatusEquals:
-                continue
-            out.append(summary)
-            if len(out) >= MaxResults:
-                break
+        out = list_summaries(
+            self.store.names(),
+            lambda name: processing_summary(self.describe_processing_job(name)),
+            status_key="ProcessingJobStatus",
+            name_contains=NameContains,
+            status_equals=StatusEquals,
+            max_results=MaxResults,
+        )
         return {"ProcessingJobSummaries": out}
 
     def stop_processing_job(self, ProcessingJobName: str) -> dict[str, Any]:
