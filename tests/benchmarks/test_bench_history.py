@@ -96,4 +96,8 @@ def test_the_committed_history_parses_and_compare_runs() -> None:
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "compare"], cwd=REPO, capture_output=True,
                           text=True, timeout=120, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "reader_vs_smdebug" in proc.stdout
+    newest = load_history(REPO / "benchmarks" / "history.jsonl")[-1]  # a partial run may be the newest
+    figures = newest["results"]
+    assert isinstance(figures, dict) and figures
+    assert str(newest["commit"])[:12] in proc.stdout
+    assert all(figure in proc.stdout for figure in figures), proc.stdout
