@@ -62,8 +62,8 @@ def sync_dir(storage: Any, local_dir: Path, prefix: str = "") -> int:
 
 
 def _steps_in_order(items: list[tuple[str, Path, tuple[int, int]]]) -> list[tuple[str, Path, tuple[int, int]]]:
-    """Each index file right after its event file: a destination that fills up part way
-    holds whole steps (event + index), not all events and no index."""
+    """Each index file right after its event file (an index whose event went earlier, first):
+    a destination that fills up part way holds whole steps (event + index), in step order."""
     by_event: dict[str, tuple[str, Path, tuple[int, int]]] = {}
     for item in items:
         event = _event_of_index(item[0])
@@ -71,9 +71,13 @@ def _steps_in_order(items: list[tuple[str, Path, tuple[int, int]]]) -> list[tupl
             by_event[event] = item
     keys = {item[0] for item in items}
     paired = {item[0] for event, item in by_event.items() if event in keys}
-    out: list[tuple[str, Path, tuple[int, int]]] = []
+    # An index whose event file went in an earlier pass goes first: a pass that failed between
+    # a step's event and its index retries that index before any later step, so the
+    # destination stays a prefix of whole steps.
+    out = [item for item in by_event.values() if item[0] not in paired]
+    first = {item[0] for item in out}
     for item in items:
-        if item[0] in paired:
+        if item[0] in paired or item[0] in first:
             continue
         out.append(item)
         follower = by_event.get(item[0])
