@@ -40,6 +40,7 @@ from ..format._files import atomic_write
 __all__ = [
     "HOME_ENV",
     "LAUNCH_FILE",
+    "JobFolder",
     "JobPaths",
     "JobStore",
     "atomic_write_json",
@@ -112,8 +113,8 @@ def read_json(path: Path) -> Any:
 
 
 @attrs.frozen
-class JobPaths:
-    """Paths inside one job's folder."""
+class JobFolder:
+    """The files every local job's folder has (training and processing jobs alike)."""
 
     root: Path
 
@@ -129,8 +130,13 @@ class JobPaths:
 
     @property
     def stop_request(self) -> Path:
-        """Marker written by StopTrainingJob."""
+        """Marker written by Stop*Job."""
         return self.root / "stop-request"
+
+
+@attrs.frozen
+class JobPaths(JobFolder):
+    """Paths inside one training job's folder."""
 
     @property
     def supervisor_pid(self) -> Path:

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from .._exceptions import JobAlreadyExistsError, JobNotFoundError
-from ._job_store import JobStore, atomic_write_json, read_json, validate_job_name
+from ._job_store import JobFolder, JobStore, atomic_write_json, read_json, validate_job_name
 
 __all__ = [
     "PROCESSING_TERMINAL",
@@ -57,25 +57,8 @@ def processing_job_arn(region: str, name: str) -> str:
 
 
 @attrs.frozen
-class ProcessingPaths:
+class ProcessingPaths(JobFolder):
     """Paths inside one processing job's folder."""
-
-    root: Path
-
-    @property
-    def request(self) -> Path:
-        """``request.json``."""
-        return self.root / "request.json"
-
-    @property
-    def state(self) -> Path:
-        """``state.json``."""
-        return self.root / "state.json"
-
-    @property
-    def stop_request(self) -> Path:
-        """Marker written by StopProcessingJob."""
-        return self.root / "stop-request"
 
     @property
     def runner_pid(self) -> Path:
