@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ from ..._exceptions import RuleParameterError
 from ..._rule_params import Kind, Param, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._noise import NOISE_PARAMS, below_rate_beyond_noise, check_noise_params, confidence_of, samples_to_tell
 
 __all__ = ["DeadRelu", "SaturatedActivation"]
 
@@ -31,7 +33,14 @@ def _layer_fraction(active: np.ndarray, threshold_inactivity: float) -> tuple[fl
 class DeadRelu(BuiltinRule):
     """A ReLU unit is dead when it is active (> 0) in fewer than ``threshold_inactivity``
     percent of the samples of a step; fires when more than ``threshold_layer`` percent of a
-    layer's units are dead."""
+    layer's units are dead.
+
+    ``noise_aware`` (an extension, on in the recommended settings): a unit is dead only when its
+    activity is below ``threshold_inactivity`` beyond sampling error, by the exact binomial test
+    at ``confidence`` over the samples of the most recent saved steps of the layer (whole steps,
+    enough samples for a unit never active to pass the test: 688 at 1 %, confidence 0.999). A
+    batch of 32 cannot tell a unit active in 3 % of the samples (0 of 32 a third of the time)
+    from a dead one; a dead unit gets no gradient and stays inactive step after step."""
 
     DESCRIPTION = "more than threshold_layer % of a layer's ReLUs are active in < threshold_inactivity % of samples"
     PARAMETERS = (
@@ -46,7 +55,35 @@ class DeadRelu(BuiltinRule):
         Param(
             name="threshold_layer", kind=Kind.FLOAT, default=50.0, doc="percent of dead units that fires", check=percent
         ),
+        *NOISE_PARAMS,
     )
+
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        # noise_aware: per layer, (active count per unit, samples) of its most recent saved steps
+        self._recent: dict[str, collections.deque[tuple[np.ndarray, int]]] = {}
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p)
+
+    def _dead_beyond_noise(self, name: str, active: np.ndarray) -> tuple[float, int, int] | None:
+        """(percent dead, dead units, samples) over the layer's recent steps; None until enough samples."""
+        rate, confidence = self.p["threshold_inactivity"] / 100.0, confidence_of(self.p)
+        needed = samples_to_tell(rate, confidence)
+        recent = self._recent.setdefault(name, collections.deque())
+        if recent and recent[-1][0].shape != active.shape[1:]:
+            recent.clear()  # the layer changed shape: start over
+        recent.append((active.sum(axis=0), active.shape[0]))
+        while len(recent) > 1 and sum(n for _, n in list(recent)[1:]) >= needed:
+            recent.popleft()
+        samples = sum(n for _, n in recent)
+        if samples < needed:
+            return None
+        counts = np.sum([c for c, _ in recent], axis=0)
+        dead = int(np.count_nonzero(below_rate_beyond_noise(counts, samples, rate, confidence)))
+        return 100.0 * dead / max(counts.size, 1), dead, samples
 
     def evaluate(self, step: int) -> RuleResult:
         findings, seen = [], False
@@ -55,13 +92,22 @@ class DeadRelu(BuiltinRule):
             value = self.value_at(name, step)
             if value is None or value.size == 0:
                 continue
+            active = _per_unit(value) > 0
+            if self.p["noise_aware"]:
+                judged = self._dead_beyond_noise(name, active)
+                if judged is None:
+                    continue
+                pct, dead, samples = judged
+                how = f" beyond sampling error (active in < {self.p['threshold_inactivity']:g}% of the last {samples} samples, binomial test at confidence {confidence_of(self.p):g})"
+            else:
+                pct, dead = _layer_fraction(active, self.p["threshold_inactivity"])
+                how = ""
             seen = True
-            pct, dead = _layer_fraction(_per_unit(value) > 0, self.p["threshold_inactivity"])
             if pct > self.p["threshold_layer"]:
                 findings.append(
                     self.finding(
                         step,
-                        f"{pct:.1f}% of the units of {name} are dead ({dead} units) > threshold_layer {self.p['threshold_layer']:g}%",
+                        f"{pct:.1f}% of the units of {name} are dead ({dead} units){how} > threshold_layer {self.p['threshold_layer']:g}%",
                         tensor=name,
                         value=pct,
                         threshold=self.p["threshold_layer"],

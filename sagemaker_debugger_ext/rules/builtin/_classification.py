@@ -151,7 +151,10 @@ class Confusion(BuiltinRule):
     evaluation pass, judged at its end (a step's batch alone is noise). ``mode`` (an extension; AWS judges every
     step) restricts it to one mode's steps, e.g. EVAL: a trained model on held-out data (GLOBAL
     steps, as XGBoost saves, are always judged). ``noise_aware``: a share fires only when its
-    Wilson interval at ``confidence`` lies wholly past the threshold."""
+    Wilson interval at ``confidence`` lies wholly past the threshold. ``patience`` (an
+    extension; 1, AWS: every judged matrix alone): a share fires only when it fails in
+    ``patience`` consecutive judged matrices (a slow start is right again by the next pass; a
+    confused class stays confused)."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -178,11 +181,28 @@ class Confusion(BuiltinRule):
             doc="judge only steps of this mode (and GLOBAL steps): EVAL, TRAIN or PREDICT (default: every step)",
             choices=("EVAL", "TRAIN", "PREDICT"),
         ),
+        Param(
+            name="patience",
+            kind=Kind.INT,
+            default=1,
+            doc="consecutive judged matrices a share must fail before it fires (extension; 1: AWS)",
+            check=positive,
+        ),
         *NOISE_PARAMS,
     )
 
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._failing: dict[tuple[int, int], int] = {}  # (label, predicted) -> consecutive judged matrices failed
+
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
+
+    def _persists(self, failed: set[tuple[int, int]], cell: tuple[int, int]) -> bool:
+        failed.add(cell)
+        return self._failing.get(cell, 0) + 1 >= int(self.p["patience"])
 
     def _find(self, name: str, collection: str, step: int) -> tuple[str | None, np.ndarray | None]:
         names = set(self.base_trial.tensor_names())
@@ -222,14 +242,19 @@ class Confusion(BuiltinRule):
         matrix = np.zeros((k, k), dtype=np.int64)
         np.add.at(matrix, (y[keep], p[keep]), 1)
         findings: list[Finding] = []
+        failed: set[tuple[int, int]] = set()
         z = z_value(self.p) if self.p["noise_aware"] else 0.0
         beyond = f" beyond sampling error (Wilson, confidence {confidence_of(self.p):g})" if z else ""
+        if self.p["patience"] > 1:
+            beyond += f" in {self.p['patience']} consecutive evaluations"
         for i in range(k):
             col = int(matrix[:, i].sum())
             if col == 0:
                 continue
             diag = matrix[i, i] / col
-            if (wilson_interval(int(matrix[i, i]), col, z)[1] if z else diag) < self.p["min_diag"]:
+            if (wilson_interval(int(matrix[i, i]), col, z)[1] if z else diag) < self.p["min_diag"] and self._persists(
+                failed, (i, i)
+            ):
                 findings.append(
                     self.finding(
                         step,
@@ -241,7 +266,8 @@ class Confusion(BuiltinRule):
                 )
             for j in range(k):
                 share = matrix[j, i] / col
-                if j != i and (wilson_interval(int(matrix[j, i]), col, z)[0] if z else share) > self.p["max_off_diag"]:
+                off = wilson_interval(int(matrix[j, i]), col, z)[0] if z else share
+                if j != i and off > self.p["max_off_diag"] and self._persists(failed, (j, i)):
                     findings.append(
                         self.finding(
                             step,
@@ -251,4 +277,5 @@ class Confusion(BuiltinRule):
                             threshold=self.p["max_off_diag"],
                         )
                     )
+        self._failing = {cell: self._failing.get(cell, 0) + 1 for cell in failed}
         return RuleResult.met(*findings) if findings else RuleResult.not_met()

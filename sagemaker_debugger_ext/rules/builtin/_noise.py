@@ -10,7 +10,10 @@ beyond that noise at the rule's ``confidence``, the noise being measured from th
   estimated from successive differences of the saved losses (a trend barely inflates it,
   a frozen loss gives 0), see :func:`noise_sigma`;
 - a misprediction fraction ``w / n`` is judged by its Wilson score interval
-  (:func:`wilson_interval`).
+  (:func:`wilson_interval`);
+- a rate that must be *below* a small threshold (a ReLU unit active in fewer than 1 % of the
+  samples) by the exact one-sided binomial test (:func:`below_rate_beyond_noise`): the normal
+  approximation and Wilson's bound are poor at counts near 0.
 
 AWS's defaults keep AWS's semantics (``noise_aware`` defaults to False); the recommended
 settings (``RECOMMENDED_RULE_PARAMETERS``) turn it on. Reasoning: ``docs/rules.md``,
@@ -25,15 +28,19 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
 
+import numpy as np
+
 from ..._exceptions import RuleParameterError
 from ..._rule_params import Kind, Param
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "NOISE_PARAMS",
+    "below_rate_beyond_noise",
     "check_noise_params",
     "confidence_of",
     "noise_sigma",
+    "samples_to_tell",
     "wilson_interval",
     "z_value",
 ]
@@ -104,3 +111,43 @@ def wilson_interval(successes: int, n: int, z: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def samples_to_tell(rate: float, confidence: float) -> float:
+    """Fewest samples in which 0 successes show a success rate below ``rate`` at ``confidence``.
+
+    ``(1 - rate) ** n < 1 - confidence``; ``inf`` when ``rate <= 0`` (nothing is below 0), 1
+    when ``rate >= 1``.
+    """
+    if rate <= 0:
+        return math.inf
+    if rate >= 1:
+        return 1.0
+    return math.floor(math.log(1 - confidence) / math.log1p(-rate)) + 1.0
+
+
+def below_rate_beyond_noise(successes: np.ndarray, n: int, rate: float, confidence: float) -> np.ndarray:
+    """Per element of ``successes`` (counts out of ``n``): is the success rate below ``rate`` beyond noise?
+
+    The exact one-sided binomial test: ``P(X <= successes | n, rate) < 1 - confidence`` (X ~
+    Binomial(n, rate)), i.e. the Clopper-Pearson upper bound at ``confidence`` is below ``rate``.
+    Only counts under ``n * rate`` can pass, so the CDF is summed up to that count.
+    """
+    k = np.asarray(successes, dtype=np.int64)
+    out = np.zeros(k.shape, dtype=bool)
+    if n <= 0 or rate <= 0:
+        return out
+    if rate >= 1:
+        return k < n
+    top = min(n, math.ceil(n * rate))
+    j = np.arange(top + 1)
+    log_pmf = (
+        math.lgamma(n + 1)
+        - np.array([math.lgamma(x + 1) + math.lgamma(n - x + 1) for x in j])
+        + j * math.log(rate)
+        + (n - j) * math.log1p(-rate)
+    )
+    cdf = np.cumsum(np.exp(log_pmf))
+    small = k <= top
+    out[small] = cdf[k[small]] < 1 - confidence
+    return out

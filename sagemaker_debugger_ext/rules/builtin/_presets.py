@@ -40,9 +40,10 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "ClassImbalance": MappingProxyType({"noise_aware": "True", "samples": "2000"}),
         "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5", "noise_aware": "True"}),
         "Confusion": MappingProxyType(
-            {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True"}
+            {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True", "patience": "2"}
         ),
         "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5"}),
+        "DeadRelu": MappingProxyType({"noise_aware": "True", "threshold_layer": "70"}),
         "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
     }
 )
