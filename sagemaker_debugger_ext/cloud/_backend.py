@@ -26,18 +26,20 @@ class DebuggerBackend(enum.Enum):
     SELF_HOSTED = "self-hosted"
 
 
-def resolve_backend(value: str | DebuggerBackend | None, environ: Mapping[str, str] | None = None) -> DebuggerBackend:
+def resolve_backend(
+    value: str | DebuggerBackend | None, environ: Mapping[str, str] | None = None, *, field: str = "debugger_backend"
+) -> DebuggerBackend:
     """``value``, else ``$SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND``, else ``service``.
 
     Raises:
-        ConfigValueError: naming ``debugger_backend`` or the variable, the value and what is allowed.
+        ConfigValueError: naming ``field`` (the argument) or the variable, the value and what is allowed.
     """
     if isinstance(value, DebuggerBackend):
         return value
     allowed = " or ".join(repr(b.value) for b in DebuggerBackend)
     raw: object
     if value is not None:
-        field, raw = "debugger_backend", value
+        raw = value
     else:
         env = os.environ if environ is None else environ
         field, raw = BACKEND_ENV, env.get(BACKEND_ENV)

@@ -26,6 +26,7 @@ __all__ = [
     "LAUNCH_SCRIPT",
     "WHEEL_CHANNEL",
     "add_to_bundle",
+    "bundle_files",
     "package_requirement",
 ]
 
@@ -54,6 +55,24 @@ def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def bundle_files(
+    *, config: Mapping[str, Any], requirement: str, requirements: str = "", requirements_name: str = "requirements.txt"
+) -> dict[str, bytes]:
+    """The files a self-hosted job adds to its source: launcher, config and requirements (name -> bytes).
+
+    ``requirements`` is the user's requirements file's text (kept), with ``requirement``
+    appended unless it already names this package; it is written as ``requirements_name``.
+    """
+    lines = [line for line in requirements.splitlines() if line.strip()]
+    if not any(line.strip().lower().startswith(("sagemaker-debugger-ext", "sagemaker_debugger_ext")) for line in lines):
+        lines.append(requirement)
+    return {
+        requirements_name: ("\n".join(lines) + "\n").encode(),
+        LAUNCH_SCRIPT: _LAUNCH_SOURCE.encode(),
+        BUNDLE_CONFIG: json.dumps(dict(config), sort_keys=True, indent=1).encode(),
+    }
+
+
 def add_to_bundle(original: bytes | None, *, config: Mapping[str, Any], requirement: str) -> bytes:
     """A new ``sourcedir.tar.gz`` (bytes): ``original``'s files plus the launcher, config and requirement.
 
@@ -76,12 +95,6 @@ def add_to_bundle(original: bytes | None, *, config: Mapping[str, Any], requirem
                         continue
                     handle = old.extractfile(member) if member.isfile() else None
                     new.addfile(member, handle)
-        lines = [line for line in requirements.splitlines() if line.strip()]
-        if not any(
-            line.strip().lower().startswith(("sagemaker-debugger-ext", "sagemaker_debugger_ext")) for line in lines
-        ):
-            lines.append(requirement)
-        _add(new, "requirements.txt", ("\n".join(lines) + "\n").encode())
-        _add(new, LAUNCH_SCRIPT, _LAUNCH_SOURCE.encode())
-        _add(new, BUNDLE_CONFIG, json.dumps(dict(config), sort_keys=True, indent=1).encode())
+        for name, data in bundle_files(config=config, requirement=requirement, requirements=requirements).items():
+            _add(new, name, data)
     return out.getvalue()

@@ -56,8 +56,12 @@ def rule_job_name(job_name: str, rule_name: str, token: str | None = None) -> st
 
 def rule_image_uri(region: str) -> str:
     """SageMaker's PyTorch CPU training image of :data:`RULE_IMAGE_VERSION` in ``region``."""
-    from sagemaker import image_uris  # the SDK's offline image table
+    from .._sdk_major import installed_sdk_major
 
+    if installed_sdk_major() == 3:  # the SDK's offline image table: sagemaker.core's in v3
+        from sagemaker.core import image_uris
+    else:
+        from sagemaker import image_uris
     return str(
         image_uris.retrieve(
             "pytorch",

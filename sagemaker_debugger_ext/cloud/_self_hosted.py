@@ -32,6 +32,10 @@ from ._rule_jobs import RuleJob, plan_rule_job, rule_image_uri, rule_job_request
 __all__ = [
     "DROPPED_ARGUMENTS",
     "SelfHostedPlan",
+    "bundle_config",
+    "check_output_path",
+    "hook_and_profiler",
+    "plan_self_hosted",
     "prepare_train_args",
     "self_hosted_fit_summary",
     "service_shaped_description",
@@ -39,7 +43,10 @@ __all__ = [
     "with_rule_statuses",
 ]
 
-DROPPED_ARGUMENTS = ("debugger_hook_config", "debugger_rule_configs", "profiler_config", "profiler_rule_configs")
+# the SDK v2 ``Session.train`` arguments that carry the Debugger keys (the request's names)
+_TRAIN_ARGUMENTS = {"debugger_hook_config": "DebugHookConfig", "debugger_rule_configs": "DebugRuleConfigurations",
+                    "profiler_config": "ProfilerConfig", "profiler_rule_configs": "ProfilerRuleConfigurations"}  # fmt: skip
+DROPPED_ARGUMENTS = tuple(_TRAIN_ARGUMENTS)
 _FOLDER = "debugger-self-hosted"
 _PROGRAM, _SUBMIT = "sagemaker_program", "sagemaker_submit_directory"
 _RULE_JOB_SLACK_S = 3600
@@ -77,6 +84,83 @@ def _split(uri: str) -> tuple[str, str]:
     return parent, name
 
 
+def check_output_path(output: str, field: str = "output_path") -> str:
+    """``output`` if it is on S3 (the trial, the manifest and the rule output live there).
+
+    Raises:
+        ConfigValueError: naming ``field``, the value and what is allowed.
+    """
+    if not output.startswith("s3://"):
+        msg = field_error_message(field, "an s3:// URI with the self-hosted Debugger backend", output)
+        raise ConfigValueError(msg, field=field, value=output)
+    return output
+
+
+def bundle_config(entry_point: str, job: str | None, hook: Any, profiler: Any) -> dict[str, Any]:
+    """The ``.sagemaker-debugger-ext/config.json`` the launcher reads (``job`` ``None``: from the container)."""
+    return {"EntryPoint": entry_point, "TrainingJobName": job, "DebugHookConfig": hook, "ProfilerConfig": profiler}
+
+
+def hook_and_profiler(keys: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The ``DebugHookConfig`` and the enabled ``ProfilerConfig`` (else ``None``) of Debugger keys."""
+    profiler = keys.get("ProfilerConfig") or None
+    if profiler is not None and profiler.get("DisableProfiler"):
+        profiler = None
+    return keys.get("DebugHookConfig") or None, profiler
+
+
+def plan_self_hosted(
+    *,
+    job: str,
+    output: str,
+    role: str,
+    keys: Mapping[str, Any],
+    max_runtime_s: int,
+    s3_client: Any,
+    version: str,
+    wheel: str | Path | None = None,
+    poll_seconds: float = 10.0,
+) -> tuple[SelfHostedPlan, dict[str, Any] | None]:
+    """The rule jobs of job ``job`` and the wheel channel to add to its request (``None`` without a wheel).
+
+    ``keys`` are the Debugger keys the service backend would send (PascalCase). Uploads the
+    wheel (if any), each rule's parameters and the manifest.
+    """
+    hook, profiler = hook_and_profiler(keys)
+    base = artifacts_path(output, job, _FOLDER)
+    wheel_uri = wheel_name = channel = None
+    if wheel is not None:
+        wheel_path = Path(wheel)
+        wheel_name = wheel_path.name
+        open_storage(base, client=s3_client).upload_file(wheel_path, f"wheel/{wheel_name}")
+        wheel_uri = f"{base}/wheel/"
+        channel = {"ChannelName": WHEEL_CHANNEL, "DataSource": {"S3DataSource": {
+            "S3DataType": "S3Prefix", "S3Uri": wheel_uri, "S3DataDistributionType": "FullyReplicated"}}}  # fmt: skip
+    rules = []
+    for key, kind, trial in (
+        ("DebugRuleConfigurations", "debug", (hook or {}).get("S3OutputPath") or output),
+        ("ProfilerRuleConfigurations", "profiler", (profiler or {}).get("S3OutputPath") or output),
+    ):
+        for cfg in keys.get(key) or []:
+            rule = plan_rule_job(cfg, kind=kind, training_job=job, output_path=output, trial_base=str(trial))
+            open_storage(rule.parameters_uri, client=s3_client).write_bytes(
+                "parameters.json", json.dumps(rule.parameters, sort_keys=True).encode()
+            )
+            rules.append(rule)
+    manifest = {"Rules": [r.to_manifest() for r in rules], "DebugHookConfig": hook, "ProfilerConfig": profiler}
+    open_storage(base, client=s3_client).write_bytes("manifest.json", json.dumps(manifest, indent=1).encode())
+    plan = SelfHostedPlan(
+        training_job=job,
+        role=role,
+        rules=tuple(rules),
+        requirement=(f"/opt/ml/processing/input/wheel/{wheel_name}" if wheel_name else package_requirement(version)),
+        wheel_uri=wheel_uri,
+        max_runtime_s=min(max_runtime_s + _RULE_JOB_SLACK_S, _MAX_PROCESSING_S),
+        poll_seconds=poll_seconds,
+    )
+    return plan, channel
+
+
 def prepare_train_args(
     train_args: Mapping[str, Any],
     *,
@@ -95,10 +179,7 @@ def prepare_train_args(
     """
     args = copy.deepcopy(dict(train_args))
     job = str(args["job_name"])
-    output = str((args.get("output_config") or {}).get("S3OutputPath") or "")
-    if not output.startswith("s3://"):
-        msg = field_error_message("output_path", "an s3:// URI with debugger_backend='self-hosted'", output)
-        raise ConfigValueError(msg, field="output_path", value=output)
+    output = check_output_path(str((args.get("output_config") or {}).get("S3OutputPath") or ""))
     hps = dict(args.get("hyperparameters") or {})
     if _PROGRAM not in hps or _SUBMIT not in hps:
         msg = field_error_message(
@@ -107,59 +188,38 @@ def prepare_train_args(
             None,
         )
         raise ConfigValueError(msg, field="entry_point", value=None)
-    hook = args.get("debugger_hook_config") or None
-    profiler = args.get("profiler_config") or None
-    if profiler is not None and profiler.get("DisableProfiler"):
-        profiler = None
-    base = artifacts_path(output, job, _FOLDER)
-    store = open_storage(base, client=s3_client)
-    wheel_uri = None
-    wheel_name = None
-    if wheel is not None:
-        wheel_path = Path(wheel)
-        wheel_name = wheel_path.name
-        store.upload_file(wheel_path, f"wheel/{wheel_name}")
-        wheel_uri = f"{base}/wheel/"
-        channel = {"ChannelName": WHEEL_CHANNEL, "DataSource": {"S3DataSource": {
-            "S3DataType": "S3Prefix", "S3Uri": wheel_uri, "S3DataDistributionType": "FullyReplicated"}}}  # fmt: skip
+    keys = {name: args.get(argument) for argument, name in _TRAIN_ARGUMENTS.items()}
+    plan, channel = plan_self_hosted(
+        job=job,
+        output=output,
+        role=str(args.get("role") or ""),
+        keys=keys,
+        max_runtime_s=int((args.get("stop_condition") or {}).get("MaxRuntimeInSeconds") or 86400),
+        s3_client=s3_client,
+        version=version,
+        wheel=wheel,
+        poll_seconds=poll_seconds,
+    )
+    if channel is not None:
         args["input_config"] = [*(args.get("input_config") or []), channel]
     submit = _decode(hps[_SUBMIT])
     parent, name = _split(submit)
     original = open_storage(parent, client=s3_client).read(name) if submit.startswith("s3://") else None
-    config = {"EntryPoint": _decode(hps[_PROGRAM]), "TrainingJobName": job, "DebugHookConfig": hook,
-              "ProfilerConfig": profiler}  # fmt: skip
-    store.write_bytes(
+    hook, profiler = hook_and_profiler(keys)
+    base = artifacts_path(output, job, _FOLDER)
+    open_storage(base, client=s3_client).write_bytes(
         "sourcedir.tar.gz",
-        add_to_bundle(original, config=config, requirement=package_requirement(version, wheel_name)),
+        add_to_bundle(
+            original,
+            config=bundle_config(_decode(hps[_PROGRAM]), job, hook, profiler),
+            requirement=package_requirement(version, Path(wheel).name if wheel is not None else None),
+        ),
     )
     hps[_SUBMIT] = _encoded_like(hps[_SUBMIT], f"{base}/sourcedir.tar.gz")
     hps[_PROGRAM] = _encoded_like(hps[_PROGRAM], LAUNCH_SCRIPT)
     args["hyperparameters"] = hps
-    rules = []
-    for key, kind, trial in (
-        ("debugger_rule_configs", "debug", (hook or {}).get("S3OutputPath") or output),
-        ("profiler_rule_configs", "profiler", (profiler or {}).get("S3OutputPath") or output),
-    ):
-        for cfg in args.get(key) or []:
-            rule = plan_rule_job(cfg, kind=kind, training_job=job, output_path=output, trial_base=str(trial))
-            open_storage(rule.parameters_uri, client=s3_client).write_bytes(
-                "parameters.json", json.dumps(rule.parameters, sort_keys=True).encode()
-            )
-            rules.append(rule)
     for key in DROPPED_ARGUMENTS:
         args.pop(key, None)
-    manifest = {"Rules": [r.to_manifest() for r in rules], "DebugHookConfig": hook, "ProfilerConfig": profiler}
-    store.write_bytes("manifest.json", json.dumps(manifest, indent=1).encode())
-    stopping = int((args.get("stop_condition") or {}).get("MaxRuntimeInSeconds") or 86400)
-    plan = SelfHostedPlan(
-        training_job=job,
-        role=str(args.get("role") or ""),
-        rules=tuple(rules),
-        requirement=(f"/opt/ml/processing/input/wheel/{wheel_name}" if wheel_name else package_requirement(version)),
-        wheel_uri=wheel_uri,
-        max_runtime_s=min(stopping + _RULE_JOB_SLACK_S, _MAX_PROCESSING_S),
-        poll_seconds=poll_seconds,
-    )
     return args, plan
 
 

@@ -3,13 +3,17 @@
 The Debugger keys of the CreateTrainingJob request come from the package's one request
 builder (:func:`sagemaker_debugger_ext.request.build_debugger_request`, the same SDK v2
 defaulting rules the v2 ``Estimator`` uses), so for the same config objects they equal
-what SDK v2's ``Estimator`` sends, byte for byte on the wire (see ``_wire``).
+what SDK v2's ``Estimator`` sends, byte for byte on the wire (see ``_wire``). With
+``backend="self-hosted"`` none of them is sent: the source is staged with the launcher and
+configs (``_self_hosted``) and ``train()`` starts one Processing job per rule (``cloud``).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from pydantic import PrivateAttr
@@ -18,22 +22,32 @@ from sagemaker.core.workflow.pipeline_context import PipelineSession
 from sagemaker.train import ModelTrainer as _SdkModelTrainer
 from sagemaker.train.model_trainer import Mode
 
+from .. import __version__
 from .. import request as _request
 from .._container_env import DEBUGGER_BACKEND_ENV
-from .._exceptions import ConfigStateError, ConfigValueError, field_error_message
+from .._exceptions import ConfigStateError
+from ..cloud._backend import DebuggerBackend, resolve_backend
+from ..cloud._bundle import WHEEL_CHANNEL, package_requirement
+from ..cloud._self_hosted import (
+    SelfHostedPlan,
+    check_output_path,
+    plan_self_hosted,
+    self_hosted_fit_summary,
+    start_rule_jobs,
+)
 from ..config._arguments import convert_debugger_arguments
 from ..config._hook import DebuggerHookConfig
 from ..config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from ..config._rules import RuleBase
 from . import _wire
 from ._local import is_local_session, wait_locally
+from ._self_hosted import SelfHostedOptions, rule_job_summary, stage_source_code
 
 __all__ = ["BACKENDS", "ModelTrainer"]
 
-BACKENDS = ("service",)
+BACKENDS = tuple(b.value for b in DebuggerBackend)
 #: the environment variable that picks the Debugger backend when ``backend`` is not given
 BACKEND_ENV = DEBUGGER_BACKEND_ENV
-_ALL_BACKENDS = ("service", "self-hosted")
 
 
 class ModelTrainer(_SdkModelTrainer):
@@ -49,6 +63,8 @@ class ModelTrainer(_SdkModelTrainer):
 
     _debugger_inputs: dict[str, Any] | None = PrivateAttr(default=None)
     _latest_debugger: Any = PrivateAttr(default=None)
+    _self_hosted: SelfHostedOptions | None = PrivateAttr(default=None)
+    _self_hosted_plan: SelfHostedPlan | None = PrivateAttr(default=None)
 
     def with_debugger(
         self,
@@ -58,34 +74,36 @@ class ModelTrainer(_SdkModelTrainer):
         tensorboard_output_config: Any = None,
         disable_profiler: bool = False,
         backend: str | None = None,
+        *,
+        wheel: str | os.PathLike[str] | None = None,
+        rule_image_uri: str | None = None,
+        rule_poll_seconds: float = 10.0,
     ) -> ModelTrainer:
         """Configure SageMaker Debugger for this trainer's jobs; returns the trainer.
 
         The arguments mean what they mean on SDK v2's ``Estimator``: ``rules`` (``Rule`` /
         ``ProfilerRule``), ``debugger_hook_config`` (``None``: the default hook, ``False``: no
         hook), ``profiler_config``, ``tensorboard_output_config``, ``disable_profiler``.
-        ``backend``: ``"service"`` (SageMaker's Debugger; default, or ``$SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND``);
-        ``"self-hosted"`` is refused for ModelTrainer in this release.
+        ``backend``: ``"service"`` (SageMaker's Debugger; default, or ``$SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND``)
+        or ``"self-hosted"`` (no Debugger field sent; the hook's config travels in the ``code``
+        channel and every rule runs as a Processing job, see docs/cloud.md). The self-hosted
+        backend's options, as ``DebuggerSession``'s: ``wheel`` (a wheel of this package shipped
+        in a channel, for jobs without internet access), ``rule_image_uri`` (the rule jobs'
+        image), ``rule_poll_seconds`` (how often a rule job asks whether training ended).
 
         Raises:
             ConfigTypeError, ConfigValueError: a bad argument (named, with its value).
             ConfigStateError: a TensorBoard config given here and through
                 ``with_tensorboard_output_config``.
         """
-        field = "backend"
-        if backend is None:  # the v2 Estimator's variable, as its debugger_backend does
-            field, backend = BACKEND_ENV, (os.environ.get(BACKEND_ENV) or "service").strip().lower()
-        if backend not in _ALL_BACKENDS:
-            expected = f"one of {', '.join(map(repr, _ALL_BACKENDS))}"
-            raise ConfigValueError(field_error_message(field, expected, backend), field=field, value=backend)
-        if backend not in BACKENDS:
-            msg = field_error_message(
-                field,
-                "'service' for ModelTrainer in this release (the self-hosted Debugger is available for the "
-                "v2 Estimator only: Estimator(debugger_backend='self-hosted'); ModelTrainer support will follow)",
-                backend,
+        chosen = resolve_backend(backend, field="backend")  # else the v2 Estimator's variable
+        self._self_hosted = None
+        if chosen is DebuggerBackend.SELF_HOSTED:
+            self._self_hosted = SelfHostedOptions(
+                wheel=None if wheel is None else os.fspath(wheel),
+                rule_image_uri=rule_image_uri,
+                rule_poll_seconds=float(rule_poll_seconds),
             )
-            raise ConfigValueError(msg, field=field, value=backend)
         self._debugger_inputs = convert_debugger_arguments(
             {
                 "rules": rules,
@@ -120,12 +138,18 @@ class ModelTrainer(_SdkModelTrainer):
         return resolve
 
     def debugger_request(self, job_name: str) -> dict[str, Any]:
-        """The Debugger keys of job ``job_name``'s CreateTrainingJob (PascalCase, as sent).
+        """The Debugger keys of job ``job_name``'s CreateTrainingJob (PascalCase, as the service backend sends them).
 
         Raises:
             ConfigStateError: no ``with_debugger`` yet, no output path (``Mode.LOCAL_CONTAINER``),
                 or TensorBoard configured twice.
         """
+        plan = self._build(job_name, source_uri=self._source_resolver())
+        self._latest_debugger = plan
+        return plan.to_request()
+
+    def _checked_inputs(self) -> tuple[dict[str, Any], str]:
+        """``with_debugger``'s inputs and the output path, once the trainer can carry a Debugger."""
         inputs = self._debugger_inputs
         if inputs is None:
             msg = "no Debugger configured: call with_debugger(...) first"
@@ -144,25 +168,29 @@ class ModelTrainer(_SdkModelTrainer):
                 "with_tensorboard_output_config, not both"
             )
             raise ConfigStateError(msg)
+        return inputs, str(output)
+
+    def _build(self, job_name: str, *, source_uri: Any) -> _request.DebuggerRequest:
+        inputs, output = self._checked_inputs()
         region = self.sagemaker_session.boto_region_name
         hook = inputs["debugger_hook_config"]
-        plan = _request.build_debugger_request(
+        return _request.build_debugger_request(
             rules=inputs["rules"],
             debugger_hook_config=hook,
             tensorboard_output_config=inputs["tensorboard_output_config"],
             profiler_config=inputs["profiler_config"],
             disable_profiler=self._disable_profiler(inputs, region),
-            output_path=str(output),
+            output_path=output,
             region=region,
             job_name=job_name,
             detailed_profiler_rule_name=name_from_base(DETAILED_PROFILER_PREFIX),
-            source_uri=self._source_resolver(),
+            source_uri=source_uri,
         )
-        self._latest_debugger = plan
-        return plan.to_request()
 
     def _create_training_job_args(self, input_data_config: Any = None, boto3: bool = False) -> dict[str, Any]:
         """ModelTrainer's request, plus the Debugger keys when :meth:`with_debugger` was called."""
+        if self._debugger_inputs is not None and self._self_hosted is not None:
+            return self._self_hosted_args(self._self_hosted, input_data_config, boto3)
         args: dict[str, Any] = super()._create_training_job_args(input_data_config=input_data_config, boto3=boto3)
         if self._debugger_inputs is None:
             return args
@@ -171,10 +199,64 @@ class ModelTrainer(_SdkModelTrainer):
         if boto3 or isinstance(self.sagemaker_session, PipelineSession):  # serialised by the SDK: the keys as built
             args.update(keys)
             return args
-        args.update(_wire.shape_kwargs(keys))
-        _wire.expect_request(job_name, keys)
-        _wire.install(self.sagemaker_session.boto_session)
+        return self._with_wire_keys(args, job_name, keys)
+
+    def _with_wire_keys(self, args: dict[str, Any], job_name: str, keys: dict[str, Any]) -> dict[str, Any]:
+        if keys:
+            args.update(_wire.shape_kwargs(keys))
+            _wire.expect_request(job_name, keys)
+            _wire.install(self.sagemaker_session.boto_session)
         return args
+
+    def _self_hosted_args(self, options: SelfHostedOptions, input_data_config: Any, boto3: bool) -> dict[str, Any]:
+        """ModelTrainer's request without Debugger fields, its source staged with the launcher and configs.
+
+        Plans the rule jobs (``train()`` starts them right after CreateTrainingJob).
+        """
+        if boto3 or isinstance(self.sagemaker_session, PipelineSession):
+            msg = (
+                "backend='self-hosted' starts its rule jobs from ModelTrainer.train(), which a pipeline step does "
+                "not call: use backend='service' in pipelines"
+            )
+            raise ConfigStateError(msg)
+        output = check_output_path(self._checked_inputs()[1], "output_data_config.s3_output_path")
+        configs = self._build("pending", source_uri=None).to_request()  # hook and profiler: the same for any name
+        wheel = Path(options.wheel) if options.wheel is not None else None
+        requirement = package_requirement(__version__, wheel.name if wheel is not None else None)
+        original: Any = self.source_code  # type: ignore[has-type]  # assigned below: pydantic field of the SDK base
+        with TemporaryDirectory(prefix="sagemaker-debugger-ext-") as staging:
+            self.source_code = stage_source_code(
+                original,
+                distributed=self.distributed,
+                into=Path(staging) / "code",
+                keys=configs,
+                requirement=requirement,
+            )
+            try:  # ModelTrainer uploads the code channel and writes sm_train.sh/sourcecode.json from it
+                args: dict[str, Any] = super()._create_training_job_args(input_data_config=input_data_config)
+            finally:
+                self.source_code = original
+        job_name = str(args["training_job_name"])
+        keys = self.debugger_request(job_name)
+        stopping = getattr(self.stopping_condition, "max_runtime_in_seconds", None)
+        plan, channel = plan_self_hosted(
+            job=job_name,
+            output=output,
+            role=str(self.role),
+            keys=keys,
+            max_runtime_s=int(stopping or 86400),
+            s3_client=self.sagemaker_session.s3_client,
+            version=__version__,
+            wheel=wheel,
+            poll_seconds=options.rule_poll_seconds,
+        )
+        if channel is not None:
+            uri = channel["DataSource"]["S3DataSource"]["S3Uri"]
+            wheel_channel = self.create_input_data_channel(channel_name=WHEEL_CHANNEL, data_source=uri)
+            args["input_data_config"] = [*(args.get("input_data_config") or []), wheel_channel]
+        self._self_hosted_plan = plan
+        tensorboard = {k: v for k, v in keys.items() if k == "TensorBoardOutputConfig"}  # SageMaker still handles it
+        return self._with_wire_keys(args, job_name, tensorboard)
 
     def train(
         self,
@@ -187,12 +269,42 @@ class ModelTrainer(_SdkModelTrainer):
 
         With a :func:`~sagemaker_debugger_ext.train.local_session` session, ``logs=True``
         prints the local job's logs from the job store instead of calling CloudWatch Logs.
+        With ``backend="self-hosted"``, one Processing job per rule starts right after the
+        training job is created; ``wait=True`` with ``logs`` then ends with the rules' summary
+        (each rule's final status and details, the output paths), printed before the SDK's
+        error for a failed job.
         """
-        if not (is_local_session(self.sagemaker_session) and wait and logs) or dry_run:
+        session = self.sagemaker_session
+        local = is_local_session(session) and bool(logs)
+        self_hosted = self._debugger_inputs is not None and self._self_hosted is not None
+        if dry_run or not (self_hosted or (local and wait)):
             return super().train(input_data_config=input_data_config, wait=wait, logs=logs, dry_run=dry_run)
         super().train(input_data_config=input_data_config, wait=False, logs=False)
-        wait_locally(self._latest_training_job, self.sagemaker_session)
+        job = self._latest_training_job
+        if self._self_hosted is not None and self._self_hosted_plan is not None:  # planned by the request above
+            start_rule_jobs(
+                session.sagemaker_client,
+                self._self_hosted_plan,
+                region=session.boto_region_name,
+                image_uri=self._self_hosted.rule_image_uri,
+            )
+        if not wait:
+            return None
+        try:
+            if local:
+                wait_locally(job, session)
+            else:
+                job.wait(logs=logs)
+        finally:
+            if self_hosted and logs:
+                self._print_rules_summary(str(job.training_job_name))
         return None
+
+    def _print_rules_summary(self, job_name: str) -> None:
+        session = self.sagemaker_session
+        text = self_hosted_fit_summary(job_name, sagemaker_client=session.sagemaker_client, s3_client=session.s3_client)
+        if text:
+            print(text, flush=True)
 
     # --- artifact paths ----------------------------------------------------------------
     def _job_name(self) -> str:
@@ -225,10 +337,10 @@ class ModelTrainer(_SdkModelTrainer):
         return _request.profiler_artifacts_path(profiler.s3_output_path, name)
 
     def rule_job_summary(self) -> list[dict[str, Any]]:
-        """Debug then profiler rule evaluation statuses of the latest job (DescribeTrainingJob)."""
-        name = self._job_name()
-        client = self.sagemaker_session.sagemaker_client
-        description = client.describe_training_job(TrainingJobName=name)
-        return list(description.get("DebugRuleEvaluationStatuses") or []) + list(
-            description.get("ProfilerRuleEvaluationStatuses") or []
-        )
+        """Debug then profiler rule evaluation statuses of the latest job, in the service's shape.
+
+        DescribeTrainingJob's; for a self-hosted job, its rule jobs' (``RuleEvaluationJobArn`` the
+        processing job's ARN), which ``TrainingJob.get()`` cannot show (see
+        :func:`sagemaker_debugger_ext.train.rule_job_summary` for any job by name).
+        """
+        return rule_job_summary(self._job_name(), self.sagemaker_session)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import types
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from offline_cloud import serve_on_moto
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -27,23 +26,9 @@ ROLE = "arn:aws:iam::123456789012:role/training"
 @pytest.fixture
 def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
     """``serve`` (ml.* types) + moto's S3 and CloudWatch Logs + a fresh bucket."""
-    from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._api_server import ApiServer
-
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", moto_server)  # the SDK's log follower
-    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS", "0.3")
-    client = LocalTrainingClient(region="us-west-2", settings={"CloudInstanceTypes": True, "StartMonitor": False})
-    server = ApiServer(client).start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", server.url)
-    bucket = f"summary-{uuid.uuid4().hex[:12]}"
-    s3 = boto3.client("s3", region_name="us-west-2")
-    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    try:
-        yield types.SimpleNamespace(client=client, bucket=bucket, url=server.url, tmp=tmp_path)
-    finally:
-        server.stop()
+    with serve_on_moto(moto_server, monkeypatch, bucket_prefix="summary") as cloud:
+        cloud.tmp = tmp_path
+        yield cloud
 
 
 def _session(cloud: Any, **kwargs: Any) -> Any:

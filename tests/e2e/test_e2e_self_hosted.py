@@ -7,12 +7,12 @@ accepted) and whose S3 is moto's server on 127.0.0.1; a PyTorch job that turns N
 from __future__ import annotations
 
 import re
-import uuid
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from offline_cloud import serve_on_moto
 from polling import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -25,26 +25,9 @@ DEBUGGER_FIELDS = ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig
 
 @pytest.fixture
 def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``serve`` + moto S3 + a fresh bucket; yields a namespace with a boto session factory."""
-    import types
-
-    from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._api_server import ApiServer
-
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
-    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_SYNC_SECONDS", "0.3")
-    client = LocalTrainingClient(region="us-west-2", settings={"CloudInstanceTypes": True, "StartMonitor": False})
-    server = ApiServer(client).start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER", server.url)
-    bucket = f"cloud-{uuid.uuid4().hex[:12]}"
-    s3 = boto3.client("s3", region_name="us-west-2")
-    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-    sm = boto3.client("sagemaker", region_name="us-west-2")
-    try:
-        yield types.SimpleNamespace(url=server.url, sm=sm, s3=s3, client=client, bucket=bucket)
-    finally:
-        server.stop()
+    """``serve`` + moto S3 + a fresh bucket (``url``, ``client``, ``s3``, ``sm``, ``bucket``)."""
+    with serve_on_moto(moto_server, monkeypatch, bucket_prefix="cloud") as cloud:
+        yield cloud
 
 
 def _session(cloud: Any, cls: Any = None, **kwargs: Any) -> Any:

@@ -1,6 +1,6 @@
 """The SDK v3 tests, run from the v2 suite in .venv-sdk3 (a subprocess, as the smdebug oracle tests
-use .venv-smdebug): the SDK-free core, the ModelTrainer payload tests against the v2 recording, and a
-ModelTrainer job through ``serve`` (tests/train/sdk3)."""
+use .venv-smdebug): the SDK-free core, the ModelTrainer payload tests against the v2 recording, a
+ModelTrainer job through ``serve`` and one with the self-hosted Debugger backend (tests/train/sdk3)."""
 
 from __future__ import annotations
 
@@ -36,3 +36,4 @@ def test_sdk3_suite_passes_in_the_sdk3_venv(sdk3_python: Path) -> None:
     assert " passed" in tail and " failed" not in tail
     assert "test_sdk3_payload.py" not in tail  # none of the v3 tests skipped (skips are listed by -rs)
     assert "test_sdk3_local_job.py" not in tail and "test_sdk3_install.py" not in tail
+    assert "test_sdk3_self_hosted.py" not in tail

@@ -162,14 +162,12 @@ def test_bad_arguments_are_refused_by_name() -> None:
         trainer.with_debugger(disable_profiler="yes")
     with pytest.raises(ConfigValueError, match="'backend'.*'service'.*got 'cloud'"):
         trainer.with_debugger(backend="cloud")
-    with pytest.raises(ConfigValueError, match="'backend'.*v2 Estimator only.*got 'self-hosted'"):
-        trainer.with_debugger(backend="self-hosted")
 
 
 def test_backend_from_the_v2_estimators_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     """No backend argument: the variable the v2 Estimator's debugger_backend reads decides, named in errors."""
-    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "Self-Hosted")
-    with pytest.raises(ConfigValueError, match="'SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND'.*got 'self-hosted'"):
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "Elsewhere")
+    with pytest.raises(ConfigValueError, match="'SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND'.*got 'Elsewhere'"):
         _trainer().with_debugger()
     monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "service")
     body = _wire_body(_trainer().with_debugger(**_ours()))

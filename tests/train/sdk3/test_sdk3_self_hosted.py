@@ -1,0 +1,239 @@
+"""``ModelTrainer.with_debugger(backend="self-hosted")``: the self-hosted Debugger of ``cloud/`` for SDK v3.
+
+The end-to-end test is the v2 acceptance (tests/e2e/test_e2e_self_hosted.py) for a ModelTrainer:
+a real SDK v3 ``Session`` whose SageMaker endpoint is ``serve`` (in this process, ml.* types
+accepted) and whose S3 is moto's server on 127.0.0.1; a PyTorch script that turns NaN at step 30.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from offline_cloud import serve_on_moto
+from polling import wait_until
+
+from sagemaker_debugger_ext import CollectionConfig, DebuggerHookConfig, Rule, rule_configs
+from sagemaker_debugger_ext.exceptions import ConfigStateError, ConfigValueError
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+DEBUGGER_FIELDS = ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig", "ProfilerRuleConfigurations")
+LAUNCH = "sagemaker_debugger_ext_launch.py"
+CONFIG = ".sagemaker-debugger-ext/config.json"
+REQUIREMENTS = ".sagemaker-debugger-ext/requirements.txt"
+HOOK = {"S3OutputPath": "s3://b/out", "HookParameters": {"save_interval": "1"}}
+
+
+@pytest.fixture(autouse=True)
+def _no_role_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_VALIDATE_ROLE", "false")
+
+
+def _source_code(**kwargs: Any) -> Any:
+    from sagemaker.core.training.configs import SourceCode
+
+    return SourceCode(**kwargs)
+
+
+# --- staging the source (no AWS) ---------------------------------------------------------------
+def test_staged_source_holds_the_users_files_the_launcher_config_and_requirement(tmp_path: Path) -> None:
+    """The user's folder is copied; their requirements file keeps its lines and gains the package."""
+    from sagemaker_debugger_ext.train._self_hosted import stage_source_code
+
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / "train.py").write_text("print('hi')\n")
+    (src / "lib" / "util.py").write_text("X = 1\n")
+    (src / "reqs.txt").write_text("pandas==2.2\n")
+    user = _source_code(source_dir=str(src), entry_script="train.py", requirements="reqs.txt")
+    staged = stage_source_code(
+        user, distributed=None, into=tmp_path / "staged", requirement="sagemaker-debugger-ext==9.9",
+        keys={"DebugHookConfig": HOOK, "ProfilerConfig": {"DisableProfiler": True}},
+    )  # fmt: skip
+    out = Path(staged.source_dir)
+    assert (staged.entry_script, staged.requirements) == (LAUNCH, "reqs.txt")
+    assert (out / "lib" / "util.py").read_text() == "X = 1\n" and (out / "train.py").is_file()
+    assert (out / "reqs.txt").read_text() == "pandas==2.2\nsagemaker-debugger-ext==9.9\n"
+    config = json.loads((out / CONFIG).read_text())
+    assert config == {"EntryPoint": "train.py", "TrainingJobName": None, "DebugHookConfig": HOOK,
+                      "ProfilerConfig": None}  # fmt: skip
+    assert "sagemaker_debugger_ext.cloud._launcher" in (out / LAUNCH).read_text()
+    assert (user.source_dir, user.entry_script) == (str(src), "train.py")  # the user's object is untouched
+    assert sorted(p.name for p in src.iterdir()) == ["lib", "reqs.txt", "train.py"]
+
+
+def test_staged_tarball_source_without_requirements_gets_the_packages_own_file(tmp_path: Path) -> None:
+    """A .tar.gz source_dir is unpacked; without SourceCode.requirements the package's own file is named
+    (a requirements.txt the user did not ask ModelTrainer to install is left alone)."""
+    from sagemaker_debugger_ext.train._self_hosted import stage_source_code
+
+    tar_path = tmp_path / "src.tar.gz"
+    with tarfile.open(tar_path, "w:gz") as tar:
+        for name, data in (("train.py", b"print(1)\n"), ("requirements.txt", b"torch\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    staged = stage_source_code(
+        _source_code(source_dir=str(tar_path), entry_script="train.py"), distributed=None,
+        into=tmp_path / "staged", requirement="/opt/ml/input/data/sagemaker-debugger-ext/x.whl", keys={},
+    )  # fmt: skip
+    out = Path(staged.source_dir)
+    assert staged.requirements == REQUIREMENTS
+    assert (out / REQUIREMENTS).read_text() == "/opt/ml/input/data/sagemaker-debugger-ext/x.whl\n"
+    assert (out / "requirements.txt").read_text() == "torch\n" and (out / "train.py").is_file()
+
+
+def test_sources_the_launcher_cannot_run_are_refused_by_name(tmp_path: Path) -> None:
+    from sagemaker.train.distributed import Torchrun
+
+    from sagemaker_debugger_ext.train._self_hosted import stage_source_code
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "run.sh").write_text("echo\n")
+    (src / "train.py").write_text("\n")
+
+    def stage(source_code: Any, distributed: Any = None) -> Any:
+        return stage_source_code(source_code, distributed=distributed, into=tmp_path / "x", keys={}, requirement="r")
+
+    with pytest.raises(ConfigValueError, match=r"'source_code.entry_script'.*Python script.*got None"):
+        stage(_source_code(source_dir=str(src), command="python train.py"))
+    with pytest.raises(ConfigValueError, match=r"'source_code.entry_script' must be a .py script.*got 'run.sh'"):
+        stage(_source_code(source_dir=str(src), entry_script="run.sh"))
+    with pytest.raises(ConfigValueError, match=r"'distributed' must be None.*got 'Torchrun'"):
+        stage(_source_code(source_dir=str(src), entry_script="train.py"), Torchrun())
+    with pytest.raises(ConfigValueError, match=r"'source_code.source_dir'.*local folder.*got 's3://b/src'"):
+        stage(_source_code(source_dir="s3://b/src", entry_script="train.py"))
+
+
+def test_backend_values_and_the_v2_estimators_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """backend= and $SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND both choose self-hosted; bad values are named;
+    a pipeline (which never calls train()) is refused before anything is uploaded."""
+    from sagemaker.core.helper.session_helper import Session
+    from sagemaker.core.shapes import OutputDataConfig
+    from sagemaker.core.training.configs import Compute
+
+    from sagemaker_debugger_ext.train import ModelTrainer
+
+    def trainer() -> Any:
+        session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket="b")
+        return ModelTrainer(training_image="img", role=ROLE, sagemaker_session=session,
+                            compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+                            output_data_config=OutputDataConfig(s3_output_path="s3://b/out"))  # fmt: skip
+
+    with pytest.raises(ConfigValueError, match=r"^'backend' must be 'service' or 'self-hosted' \(got 'cloud'\)$"):
+        trainer().with_debugger(backend="cloud")
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "elsewhere")
+    with pytest.raises(ConfigValueError, match="'SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND' must be .*got 'elsewhere'"):
+        trainer().with_debugger()
+    monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "Self-Hosted")
+    for chosen in (trainer().with_debugger(), trainer().with_debugger(backend="self-hosted")):
+        with pytest.raises(ConfigStateError, match="backend='self-hosted' starts its rule jobs from"):
+            chosen._create_training_job_args(boto3=True)
+    service = trainer().with_debugger(backend="service")  # the argument wins over the variable
+    assert "DebugHookConfig" in service._create_training_job_args(boto3=True)
+
+
+# --- end to end through serve and moto's S3 ----------------------------------------------------
+@pytest.fixture
+def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``serve`` (ml.* types run here) + moto S3 + a fresh bucket, reached through the endpoint variables."""
+    with serve_on_moto(moto_server, monkeypatch, bucket_prefix="mt-cloud") as cloud:
+        yield cloud
+
+
+def _rules() -> list[Any]:
+    losses = [CollectionConfig("losses", {"save_interval": "1"})]  # the rules' own interval (500) otherwise
+    return [
+        Rule.sagemaker(
+            rule_configs.exploding_tensor(), actions=rule_configs.StopTraining(), collections_to_save=losses
+        ),
+        Rule.sagemaker(rule_configs.loss_not_decreasing(), collections_to_save=losses),
+    ]
+
+
+@pytest.mark.slow
+def test_model_trainer_self_hosted_job_is_stopped_by_its_rule_job(
+    cloud: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No Debugger field on the wire; the launcher and configs in the code channel; one processing job per
+    rule named as Debugger named them; StopTraining stops the job; statuses from train(wait=True) and
+    rule_job_summary(); the trial is read from S3."""
+    from sagemaker.core.helper.session_helper import Session
+    from sagemaker.core.resources import TrainingJob
+    from sagemaker.core.shapes import OutputDataConfig
+    from sagemaker.core.training.configs import Compute, SourceCode
+
+    from sagemaker_debugger_ext import modes
+    from sagemaker_debugger_ext.train import ModelTrainer, rule_job_summary
+    from sagemaker_debugger_ext.trials import create_trial
+
+    source = tmp_path / "src"
+    shutil.copytree(SCRIPTS, source)
+    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket=cloud.bucket)
+    trainer = ModelTrainer(
+        training_image="763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8-cpu-py312",
+        role=ROLE, sagemaker_session=session, base_job_name="mt-self-hosted",
+        source_code=SourceCode(source_dir=str(source), entry_script="train_nan.py"),
+        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+        output_data_config=OutputDataConfig(s3_output_path=f"s3://{cloud.bucket}/out"),
+        hyperparameters={"nan-step": 30, "steps": 400},
+    ).with_debugger(
+        rules=_rules(), debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "1"}),
+        backend="self-hosted", rule_poll_seconds=0.5,
+    )  # fmt: skip
+    trainer.train(wait=True, logs=True)
+    job = trainer._latest_training_job.training_job_name
+    printed = capsys.readouterr().out
+
+    sent = cloud.client.store.read_request(job)
+    assert [k for k in DEBUGGER_FIELDS if k in sent] == []
+    code = {c["ChannelName"]: c["DataSource"]["S3DataSource"]["S3Uri"] for c in sent["InputDataConfig"]}
+    bucket, _, prefix = code["code"].removeprefix("s3://").partition("/")
+    keys = {o["Key"].removeprefix(prefix.rstrip("/") + "/")
+            for o in cloud.s3.list_objects_v2(Bucket=bucket, Prefix=prefix)["Contents"]}  # fmt: skip
+    assert {"train_nan.py", LAUNCH, CONFIG, REQUIREMENTS} <= keys
+    drivers_bucket, _, drivers = code["sm_drivers"].removeprefix("s3://").partition("/")
+    source_json = cloud.s3.get_object(Bucket=drivers_bucket, Key=f"{drivers.rstrip('/')}/sourcecode.json")
+    assert json.loads(source_json["Body"].read())["entry_script"] == LAUNCH
+
+    assert TrainingJob.get(training_job_name=job, session=session.boto_session).training_job_status == "Stopped"
+    names = [
+        s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]
+    ]
+    for rule in ("ExplodingTensor", "LossNotDecreasing"):
+        pattern = re.compile(rf"^{re.escape(job[:26])}-{rule.lower()[:26]}-[0-9a-f]{{8}}$")
+        assert [n for n in names if pattern.match(n)], (rule, names)
+    assert len(names) == 2
+
+    def ended(name: str) -> Any:
+        described = cloud.sm.describe_processing_job(ProcessingJobName=name)
+        return described["ProcessingJobStatus"] in ("Completed", "Failed", "Stopped") and described
+
+    finals = [wait_until(lambda n=n: ended(n), timeout_s=240, what=f"rule job {n}") for n in names]
+    assert [j["ProcessingJobStatus"] for j in finals] == ["Completed", "Completed"], finals
+
+    summary = {s["RuleConfigurationName"]: s for s in trainer.rule_job_summary()}
+    exploding = summary["ExplodingTensor"]
+    assert exploding["RuleEvaluationStatus"] == "IssuesFound", exploding
+    assert re.match(r"^arn:aws:sagemaker:us-west-2:\d{12}:processing-job/", exploding["RuleEvaluationJobArn"])
+    assert exploding["RuleEvaluationJobArn"].rsplit("/", 1)[-1] in names
+    assert rule_job_summary(job, session) == trainer.rule_job_summary()  # by name, from any process
+    assert re.search(r"ExplodingTensor\W+IssuesFound", printed), printed[-3000:]  # train(wait=True)'s summary
+
+    path = trainer.latest_job_debugger_artifacts_path()
+    assert path == f"s3://{cloud.bucket}/out/{job}/debug-output"
+    trial = create_trial(path)
+    loss = trial.tensor(trial.tensor_names(collection="losses")[0])
+    steps = loss.steps(mode=modes.TRAIN)
+    assert min(steps) == 0 and 30 in steps and max(steps) < 399  # past the NaN, stopped long before the end
+    assert "nan" in str(loss.value(30, mode=modes.TRAIN))
