@@ -278,7 +278,9 @@ def test_reduction_names_keep_the_colon_index(tf, tmp_path: Path, smdebug_python
     assert names == trial.tensor_names() and absent == []
 
 
-def _adam_fit(out: Path, include: list[str], run_eagerly: bool, regex: str | None = None) -> Any:
+def _adam_fit(
+    out: Path, include: list[str], run_eagerly: bool, regex: str | None = None, wrap: bool = False, every: int = 9
+) -> Any:
     import keras
 
     import sagemaker_debugger_ext.tensorflow as smd
@@ -291,20 +293,28 @@ def _adam_fit(out: Path, include: list[str], run_eagerly: bool, regex: str | Non
     hook = smd.KerasHook(out_dir=str(out), save_config=smd.SaveConfig(save_interval=9), include_collections=include)
     if regex is not None:
         hook.get_collection(include[0]).include(regex)
+        hook.get_collection(include[0]).save_config = smd.SaveConfig(save_interval=every)
+    # wrap: the optimizer passed through hook.wrap_optimizer, as smdebug's helper_keras_fit does
+    optimizer = hook.wrap_optimizer(keras.optimizers.Adam()) if wrap else "adam"
     model.compile(
-        optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"], run_eagerly=run_eagerly
+        optimizer=optimizer, loss="sparse_categorical_crossentropy", metrics=["accuracy"], run_eagerly=run_eagerly
     )
     model.fit(x, y, batch_size=4, epochs=1, callbacks=[hook], verbose=0)
     hook.close()
     return create_trial(str(out))
 
 
-@pytest.mark.parametrize("run_eagerly", [True, False], ids=["eager", "graph"])
-def test_include_regex_collection_as_smdebug(tf, tmp_path: Path, run_eagerly: bool) -> None:
+@pytest.mark.parametrize(
+    ("run_eagerly", "wrap"), [(True, False), (False, False), (True, True), (False, True)],
+    ids=["eager", "graph", "eager-wrapped_optimizer", "graph-wrapped_optimizer"],
+)  # fmt: skip
+def test_include_regex_collection_as_smdebug(tf, tmp_path: Path, run_eagerly: bool, wrap: bool) -> None:
     """smdebug's tests/tensorflow2/test_keras.py::test_include_regex on TF >= 2.6: a collection
     defined by include_regex "dense" holds the dense layers' 4 variables; no gradients, layer
-    inputs/outputs or Adam slot variables (docs/migration.md: optimizer_variables)."""
-    trial = _adam_fit(tmp_path / "out", ["custom_coll"], run_eagerly, regex="dense")
+    inputs/outputs or Adam slot variables (docs/migration.md: optimizer_variables). Also with
+    the optimizer passed through ``hook.wrap_optimizer`` (smdebug's test does; its wrapped
+    optimizer caught no gradients in fit on TF 2.x: tests/fixtures/keras_tf212_smdebug.json)."""
+    trial = _adam_fit(tmp_path / "out", ["custom_coll"], run_eagerly, regex="dense", wrap=wrap)
     names = trial.tensor_names(collection="custom_coll")
     assert len(names) == 4 and all("/weights/" in n for n in names), names
     for name in names:
@@ -324,3 +334,15 @@ def test_optimizer_slot_variables_only_when_asked_by_name(tf, tmp_path: Path) ->
         "Adam/iteration:0",
         "Adam/learning_rate:0",
     }
+
+
+def test_a_regex_collection_does_not_save_caught_values(tf, tmp_path: Path) -> None:
+    """Gradients caught in fit (``gradients`` asked for, every 9 steps) are saved at the
+    gradients collection's steps only, not at those of a user's collection matching "dense"
+    (every 2 steps), which saves the dense layers' variables (smdebug's wrapped optimizer caught
+    no gradients in fit on TF 2.x, so a regex of the user's never saved one)."""
+    trial = _adam_fit(tmp_path / "out", ["custom_coll", "gradients"], False, regex="dense", wrap=True, every=2)
+    kernel = next(n for n in trial.tensor_names(collection="custom_coll") if n.endswith("kernel:0"))
+    grad = next(n for n in trial.tensor_names(collection="gradients") if n.endswith("kernelGrad"))
+    assert trial.tensor(kernel).steps() == [0, 2, 4, 6, 8]
+    assert trial.tensor(grad).steps() == [0, 9]

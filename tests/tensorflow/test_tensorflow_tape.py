@@ -118,3 +118,54 @@ def test_cnn_layers_and_tensorboard(tf, tmp_path: Path) -> None:
     assert [e.step for e in acc.Scalars("loss")] == [0, 3, 5]
     assert "weights/conv/weights/conv/kernel:0" in acc.Tags()["histograms"]
     assert [e.step for e in acc.Histograms("layers/conv/outputs")] == [0, 3]
+
+
+def _registered_loop(tf: Any, out: Path, compiled: bool, register: bool) -> list[tuple[Any, Any]]:
+    """A custom loop (wrap_tape, wrapped Adam) over a 2-layer model; returns each step's (input, logits)."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(3, activation="relu", name="hid"),
+                              keras.layers.Dense(2, name="logit")])  # fmt: skip
+    hook = smd.KerasHook(out_dir=str(out), save_config=smd.SaveConfig(save_interval=2),
+                         include_collections=["layers", "optimizer_variables", "losses"])  # fmt: skip
+    if register:
+        hook.register_model(model)
+    opt = hook.wrap_optimizer(keras.optimizers.Adam(learning_rate=0.01))
+    xs = np.random.default_rng(5).normal(size=(4, 6, 4)).astype("float32")
+
+    def step(x: Any) -> Any:
+        with hook.wrap_tape(tf.GradientTape()) as tape:
+            logits = model(x)
+            loss = tf.reduce_mean(tf.square(logits))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables, strict=False))
+        return logits
+
+    run = tf.function(step) if compiled else step
+    seen = [(x, run(tf.constant(x)).numpy()) for x in xs]
+    hook.close()
+    return seen
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf_function"])
+def test_register_model_saves_layers_in_a_custom_loop(tf, tmp_path: Path, compiled: bool) -> None:
+    """smdebug's KerasHook.register_model(model) (its tests/tensorflow2/test_embedding_grad.py
+    calls it): the model's layer inputs/outputs are saved from a GradientTape loop, as fit saves
+    them; without it a custom loop saves none. The wrapped optimizer's variables are saved by the
+    tape as in fit (read before the step's update: iteration 0 and 2 at steps 0 and 2)."""
+    seen = _registered_loop(tf, tmp_path / "reg", compiled, register=True)
+    trial = create_trial(str(tmp_path / "reg"))
+    assert set(trial.tensor_names(collection="layers")) == {"hid/inputs", "hid/outputs", "logit/inputs",
+                                                             "logit/outputs"}  # fmt: skip
+    for step in (0, 2):
+        np.testing.assert_allclose(trial.tensor("hid/inputs").value(step), seen[step][0])
+        np.testing.assert_allclose(trial.tensor("logit/outputs").value(step), seen[step][1], rtol=1e-5)
+    assert trial.tensor_names(collection="optimizer_variables")[:2] == ["Adam/iteration:0", "Adam/learning_rate:0"]
+    assert [int(trial.tensor("Adam/iteration:0").value(s)) for s in (0, 2)] == [0, 2]
+    _registered_loop(tf, tmp_path / "plain", compiled, register=False)
+    plain = create_trial(str(tmp_path / "plain"))
+    assert plain.tensor_names(collection="layers") == []
+    assert "Adam/iteration:0" in plain.tensor_names(collection="optimizer_variables")

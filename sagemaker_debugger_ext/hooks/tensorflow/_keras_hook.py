@@ -93,6 +93,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         self._opt_vars: list[tuple[str, Any]] | None = None
         self._opt_owner: Any = None
         self._opt_count = 0  # len(optimizer.variables) when _opt_vars was made (slots appear at build)
+        self._registered: Any = None  # register_model's model (its variables in custom loops)
         self._variable_reader = VariableReader()
         self._variables_delivered = False  # the step's hand-over read the variables (_steps.py)
         self._step_functions: dict[str, tuple[Any, Any, Any]] = {}
@@ -205,8 +206,8 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         todo = [
             (name, var, colls)
             for name, var in variables
-            if (colls := [c for c in self._collections_of(name) if c in due])
-        ]
+            if name not in self._tapped and (colls := [c for c in self._collections_of(name) if c in due])
+        ]  # a tape inside the step (wrap_tape in train_step) saved some already
         if not todo:
             return
         values = self._variable_reader.read([var for _, var, _ in todo])
@@ -268,11 +269,15 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
             else:
                 self._save_for_tensor(key, value)
 
-    def _tap_save(self, name: str, value: Any, collection: str | None, private: bool = False) -> None:
+    def _tap_save(
+        self, name: str, value: Any, collection: str | None, private: bool = False, caught: bool = False
+    ) -> None:
         """Save a tapped value (first replica, once per step) if one of its collections is due
         (``private``: an array of TensorFlow's handed to a ``tf.numpy_function``, kept
         without a copy: it holds the tensor's buffer, which TensorFlow never changes while it
-        is shared; a variable's update writes a new buffer then)."""
+        is shared; a variable's update writes a new buffer then). ``caught``: a value of the
+        taps (gradients of a wrapped optimizer, layer and model inputs/outputs), saved only
+        into the collections it was caught for and ``all``, never a regex of the user's."""
         if self._disabled or not self._step_open or not self._due:
             return
         with self._tap_lock:
@@ -281,7 +286,10 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
             self._tapped.add(name)
             if collection is not None:
                 self._assign(name, collection)
-            self._guarded(self._save_for_tensor, name, value, private)
+            if caught:
+                self._guarded(self._save_caught, name, value, private)
+            else:
+                self._guarded(self._save_for_tensor, name, value, private)
 
     def _model_weights(self, model: Any) -> list[tuple[str, Any]]:
         if self._weights is None:
@@ -325,6 +333,14 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         when asked for; not gradients and layer inputs/outputs (docs/migration.md)."""
         names = set(self.include_collections)
         return CollectionKeys.ALL in names or bool(names & set(collections))
+
+    def register_model(self, model: Any) -> None:
+        """Hook ``model``'s layers now (smdebug's ``register_model``): custom training loops
+        (``wrap_tape``) then save what ``fit`` saves for it, e.g. layer inputs and outputs when
+        ``layers`` is included (``fit`` does this itself). Checks the collections as a first step does."""
+        self.set_model(model)
+        self._registered = model
+        self._guarded(self._install, model)
 
     def _install(self, model: Any) -> None:
         if id(model) in self._installed:

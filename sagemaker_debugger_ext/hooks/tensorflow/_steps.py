@@ -84,7 +84,7 @@ class StepFunctionsMixin:
     _variables_delivered: bool
 
     def _tap_save(
-        self, name: str, array: Any, collection: str | None, private: bool = False
+        self, name: str, array: Any, collection: str | None, private: bool = False, caught: bool = False
     ) -> None:  # pragma: no cover
         raise NotImplementedError
 
@@ -124,13 +124,13 @@ class StepFunctionsMixin:
         if not taps.tensors and not variables:
             return
         names = [*taps.names, *((name, None) for name, _ in variables)]
-        read_variables = bool(variables)
+        read_variables, caught = bool(variables), len(taps.names)  # the taps' values come first
 
         def deliver(replica: np.ndarray, *arrays: np.ndarray) -> None:
             if int(replica) != 0:  # MirroredStrategy: replica 0's values only
                 return
-            for (name, collection), array in zip(names, arrays, strict=True):
-                self._tap_save(name, array, collection, True)  # TensorFlow's buffers: not copied
+            for i, ((name, collection), array) in enumerate(zip(names, arrays, strict=True)):
+                self._tap_save(name, array, collection, True, i < caught)  # TensorFlow's buffers: not copied
             self._variables_delivered = read_variables
 
         # a variable read after the step's updates in program order: tf.function orders it

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+import numpy as np
 import tensorflow as tf
 
 from ..._exceptions import HookError, field_error_message
@@ -73,10 +74,21 @@ class TapeMixin:
         return WrappedTape(self, tape)
 
     def _tape_begin(self) -> None:
-        if in_graph():
-            call_at_runtime(lambda: self._tape_step(), [])
-        else:
+        if not in_graph():
             self._tape_step()
+            return
+        hook: Any = self
+        if hook._registered is None:
+            call_at_runtime(lambda: self._tape_step(), [])
+            return
+
+        def begin() -> np.bool_:
+            self._tape_step()
+            return np.bool_(hook._flag_value)
+
+        # a registered model's layer taps read the flag: assigned from the step's start in the
+        # graph, so TensorFlow orders their reads after it (same resource, program order)
+        hook._taps_flag().assign(tf.numpy_function(begin, [], tf.bool, stateful=True), read_value=False)
 
     def _tape_step(self) -> None:
         hook: Any = self
@@ -87,6 +99,7 @@ class TapeMixin:
                 hook.set_mode(ModeKeys.TRAIN)
             hook._start_step()
             hook._tapped.clear()
+            hook._set_taps(bool(hook._due))  # a registered model's taps in a tf.function
             self._tape_steps += 1
 
     def _tape_gradients(self, target: Any, sources: Any, grads: Any) -> None:
@@ -103,6 +116,12 @@ class TapeMixin:
             colls.append(CollectionKeys.LOSSES)
             values.append(target)
         hook: Any = self
+        # the optimizer's variables as fit saves them (a wrapped optimizer's, or the registered
+        # model's), read here as smdebug's tape did: before this step's update
+        optimizer_variables = hook._optimizer_variables(hook._registered or hook.model)
+        names += [name for name, _ in optimizer_variables]
+        colls += [None] * len(optimizer_variables)  # listed in optimizer_variables by _optimizer_variables
+        values += [tf.convert_to_tensor(var) for _, var in optimizer_variables]
         if in_graph():
 
             def deliver(*arrays: Any) -> None:

@@ -30,6 +30,15 @@ from ._steps import replica_id, traced_step
 
 __all__ = ["TapsMixin"]
 
+# what a value caught by the taps can be saved into: the taps' own collections and ``all``
+# (smdebug on TF >= 2.6 saved none of these values in fit: a collection of the user's never
+# made it save one; docs/migration.md)
+_CAUGHT_INTO = frozenset({
+    CollectionKeys.GRADIENTS, CollectionKeys.LAYERS, CollectionKeys.INPUTS, CollectionKeys.OUTPUTS,
+    CollectionKeys.RELU_OUTPUT, CollectionKeys.RELU_INPUT, CollectionKeys.TANH_INPUT, CollectionKeys.SIGMOID_INPUT,
+    CollectionKeys.ALL,
+})  # fmt: skip
+
 _assign_variable = tf.raw_ops.AssignVariableOp
 
 
@@ -58,11 +67,23 @@ class TapsMixin:
     _tap_lock: threading.Lock
     _tapped: set[str]
     _assign: Callable[[str, str], None]  # BaseHook's
+    _write_for: Callable[..., None]  # BaseHook's
+    _dirty: bool
 
     def _tap_save(
-        self, name: str, array: Any, collection: str | None, private: bool = False
+        self, name: str, array: Any, collection: str | None, private: bool = False, caught: bool = False
     ) -> None:  # pragma: no cover
         raise NotImplementedError
+
+    def _save_caught(self, name: str, value: Any, private: bool) -> None:
+        """Save a caught value into its due collections among ``_CAUGHT_INTO``."""
+        colls = [c for c in self._due if c.name in _CAUGHT_INTO and c.matches(name)]
+        for coll in colls:
+            if name not in coll.tensor_names:
+                coll.add_tensor_name(name)
+                self._dirty = True
+        if colls:
+            self._write_for(name, value, colls, private)
 
     def _record_activation(self, names: Sequence[str], collections: Sequence[str]) -> bool:
         """List ``names`` in those of ``collections`` that are saved; whether any is."""
@@ -97,7 +118,8 @@ class TapsMixin:
             self._flag_value = on
 
     def _tap(self, names: Sequence[str], collection: str | None, tensors: Sequence[Any]) -> Any:
-        """Save ``tensors`` as ``names`` now (eager) or when the graph runs.
+        """Save ``tensors`` as ``names`` now (eager) or when the graph runs, into the hook's
+        collections only (``caught``: never a collection of the user's, docs/migration.md).
 
         Nothing in the traced step waits on the tap: ``tf.function``'s automatic control
         dependencies run every stateful op (the tap's ``numpy_function``) before the call
@@ -111,7 +133,7 @@ class TapsMixin:
 
             def deliver_jax(*arrays: Any) -> None:
                 for name, array in zip(names, arrays, strict=True):
-                    self._tap_save(name, np.asarray(array), collection)
+                    self._tap_save(name, np.asarray(array), collection, caught=True)
 
             jax.debug.callback(deliver_jax, *tensors)
             return None
@@ -119,7 +141,7 @@ class TapsMixin:
             if any(isinstance(t, keras.KerasTensor) for t in tensors):  # symbolic build: no values
                 return None
             for name, value in zip(names, tensors, strict=True):
-                self._tap_save(name, value, collection)
+                self._tap_save(name, value, collection, caught=True)
             return None
         step, when = traced_step(self), None
         if step is None:  # traced outside a Keras step (a custom loop): behind the flag
@@ -135,7 +157,7 @@ class TapsMixin:
             if int(replica) != 0:
                 return
             for name, array in zip(names, arrays, strict=True):
-                self._tap_save(name, array, collection)
+                self._tap_save(name, array, collection, caught=True)
 
         return call_at_runtime(deliver, [replica_id(), *tensors], when=when)
 
