@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -25,7 +26,7 @@ from sagemaker.train.model_trainer import Mode
 from .. import __version__
 from .. import request as _request
 from .._container_env import DEBUGGER_BACKEND_ENV
-from .._exceptions import ConfigStateError
+from .._exceptions import ConfigStateError, RuleCoverageWarning
 from ..cloud._backend import DebuggerBackend, resolve_backend
 from ..cloud._bundle import WHEEL_CHANNEL, package_requirement
 from ..cloud._self_hosted import (
@@ -39,6 +40,7 @@ from ..config._arguments import convert_debugger_arguments
 from ..config._hook import DebuggerHookConfig
 from ..config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from ..config._rules import RuleBase
+from ..local._rule_coverage import rule_coverage_warnings
 from . import _wire
 from ._local import is_local_session, wait_locally
 from ._self_hosted import SelfHostedOptions, rule_job_summary, stage_source_code
@@ -196,10 +198,22 @@ class ModelTrainer(_SdkModelTrainer):
             return args
         job_name = args.get("training_job_name") or args.get("TrainingJobName") or str(self.base_job_name)
         keys = self.debugger_request(job_name)
+        self._warn_rule_coverage(args, keys)
         if boto3 or isinstance(self.sagemaker_session, PipelineSession):  # serialised by the SDK: the keys as built
             args.update(keys)
             return args
         return self._with_wire_keys(args, job_name, keys)
+
+    def _warn_rule_coverage(self, args: dict[str, Any], keys: dict[str, Any]) -> None:
+        """Local mode's before-training warnings (a rule that will see too little), from the request and
+        the entry script, as the v2 ``Estimator``'s local jobs give them."""
+        source: Any = self.source_code
+        script = None
+        if source is not None and source.source_dir and source.entry_script and Path(source.source_dir).is_dir():
+            script = Path(source.source_dir) / str(source.entry_script)
+        hyperparameters = args.get("hyper_parameters") or args.get("HyperParameters") or {}
+        for text in rule_coverage_warnings({**keys, "HyperParameters": hyperparameters}, script):
+            warnings.warn(text, RuleCoverageWarning, stacklevel=3)
 
     def _with_wire_keys(self, args: dict[str, Any], job_name: str, keys: dict[str, Any]) -> dict[str, Any]:
         if keys:
@@ -238,6 +252,7 @@ class ModelTrainer(_SdkModelTrainer):
                 self.source_code = original
         job_name = str(args["training_job_name"])
         keys = self.debugger_request(job_name)
+        self._warn_rule_coverage(args, keys)
         stopping = getattr(self.stopping_condition, "max_runtime_in_seconds", None)
         plan, channel = plan_self_hosted(
             job=job_name,

@@ -215,3 +215,34 @@ def test_pipeline_session_step_arguments_carry_the_v2_fields() -> None:
     args = trainer._create_training_job_args()
     assert _normalised(_debugger_fields(args)) == _normalised(GOLDEN["fields"])
     assert not any(key.startswith(("debug_", "profiler_")) for key in args)
+
+
+def test_rules_that_will_see_too_little_are_warned_before_training() -> None:
+    """Local mode's before-training warnings, as the v2 Estimator's jobs give them: the rule's collection
+    saves every 500 steps (its own default) and the hyperparameters say the job runs 50."""
+    from sagemaker_debugger_ext.exceptions import RuleCoverageWarning
+
+    trainer = _trainer(hyperparameters={"steps": 50}).with_debugger(
+        rules=[sdx.Rule.sagemaker(sdx.rule_configs.loss_not_decreasing())]
+    )
+    with pytest.warns(RuleCoverageWarning, match=r"Rule LossNotDecreasing: collection 'losses' saves every 500 steps "
+                      r"and the job runs about 50 steps \(steps=50\)"):  # fmt: skip
+        _wire_body(trainer)
+
+
+def test_overfit_without_an_evaluation_phase_in_the_entry_script_is_warned(tmp_path: Path) -> None:
+    """The entry script of SourceCode (a local folder) is read for an evaluation phase, as for v2 entry points."""
+    from moto import mock_aws
+    from sagemaker.core.training.configs import SourceCode
+
+    from sagemaker_debugger_ext.exceptions import RuleCoverageWarning
+
+    (tmp_path / "train.py").write_text("for step in range(10):\n    train(step)\n")
+    with mock_aws():
+        boto3.client("s3", region_name=INPUTS["region"]).create_bucket(
+            Bucket="golden-bucket", CreateBucketConfiguration={"LocationConstraint": INPUTS["region"]}
+        )
+        trainer = _trainer(source_code=SourceCode(source_dir=str(tmp_path), entry_script="train.py"))
+        trainer.with_debugger(rules=[sdx.Rule.sagemaker(sdx.rule_configs.overfit())])
+        with pytest.warns(RuleCoverageWarning, match="Rule Overfit compares TRAIN and EVAL losses"):
+            _wire_body(trainer)
