@@ -43,7 +43,7 @@ from ..config._rules import RuleBase
 from ..local._rule_coverage import rule_coverage_warnings
 from . import _wire
 from ._local import is_local_session, wait_locally
-from ._self_hosted import SelfHostedOptions, rule_job_summary, stage_source_code
+from ._self_hosted import SelfHostedOptions, rule_job_summary, self_hosted_options, stage_source_code
 
 __all__ = ["BACKENDS", "ModelTrainer"]
 
@@ -101,11 +101,7 @@ class ModelTrainer(_SdkModelTrainer):
         chosen = resolve_backend(backend, field="backend")  # else the v2 Estimator's variable
         self._self_hosted = None
         if chosen is DebuggerBackend.SELF_HOSTED:
-            self._self_hosted = SelfHostedOptions(
-                wheel=None if wheel is None else os.fspath(wheel),
-                rule_image_uri=rule_image_uri,
-                rule_poll_seconds=float(rule_poll_seconds),
-            )
+            self._self_hosted = self_hosted_options(wheel, rule_image_uri, rule_poll_seconds)
         self._debugger_inputs = convert_debugger_arguments(
             {
                 "rules": rules,

@@ -25,7 +25,13 @@ from .._exceptions import ConfigValueError, field_error_message
 from ..cloud._bundle import LAUNCH_SCRIPT, bundle_files
 from ..cloud._self_hosted import bundle_config, with_rule_statuses
 
-__all__ = ["SELF_HOSTED_REQUIREMENTS", "SelfHostedOptions", "rule_job_summary", "stage_source_code"]
+__all__ = [
+    "SELF_HOSTED_REQUIREMENTS",
+    "SelfHostedOptions",
+    "rule_job_summary",
+    "self_hosted_options",
+    "stage_source_code",
+]
 
 #: the requirements file that names the package when ``SourceCode.requirements`` is not set
 SELF_HOSTED_REQUIREMENTS = ".sagemaker-debugger-ext/requirements.txt"
@@ -38,6 +44,24 @@ class SelfHostedOptions:
     wheel: str | None = None
     rule_image_uri: str | None = None
     rule_poll_seconds: float = 10.0
+
+
+def self_hosted_options(wheel: Any, rule_image_uri: Any, rule_poll_seconds: Any) -> SelfHostedOptions:
+    """``with_debugger``'s self-hosted options, checked before anything starts.
+
+    Raises:
+        ConfigValueError: a ``wheel`` that is not an existing ``.whl`` file, or a
+            ``rule_poll_seconds`` that is not a positive number (each named, with its value).
+    """
+    if wheel is not None and not (str(wheel).endswith(".whl") and Path(wheel).is_file()):
+        _refuse("wheel", "the path of an existing .whl file of this package", str(wheel))
+    if isinstance(rule_poll_seconds, bool) or not isinstance(rule_poll_seconds, int | float) or rule_poll_seconds <= 0:
+        _refuse("rule_poll_seconds", "a number of seconds > 0", rule_poll_seconds)
+    return SelfHostedOptions(
+        wheel=None if wheel is None else str(wheel),
+        rule_image_uri=None if rule_image_uri is None else str(rule_image_uri),
+        rule_poll_seconds=float(rule_poll_seconds),
+    )
 
 
 def _refuse(field: str, expected: str, value: Any) -> NoReturn:

@@ -141,6 +141,12 @@ def test_backend_values_and_the_v2_estimators_variable(monkeypatch: pytest.Monke
             chosen._create_training_job_args(boto3=True)
     service = trainer().with_debugger(backend="service")  # the argument wins over the variable
     assert "DebugHookConfig" in service._create_training_job_args(boto3=True)
+    with pytest.raises(
+        ConfigValueError, match=r"^'wheel' must be the path of an existing .whl file.*got 'nowhere.whl'"
+    ):
+        trainer().with_debugger(backend="self-hosted", wheel="nowhere.whl")
+    with pytest.raises(ConfigValueError, match=r"^'rule_poll_seconds' must be a number of seconds > 0 \(got 0\)$"):
+        trainer().with_debugger(backend="self-hosted", rule_poll_seconds=0)
 
 
 # --- end to end through serve and moto's S3 ----------------------------------------------------
