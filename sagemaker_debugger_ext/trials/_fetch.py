@@ -1,4 +1,4 @@
-"""Fetching tensor records: whole small event files (cached) locally, ranged GETs on S3."""
+"""Fetching tensor records: whole event files decoded in one pass (cached), ranged reads for big files."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._exceptions import CorruptRecordError, TruncatedRecordError
-from ..format._crc import MAGIC_FOOTER
-from ..format._decode import decode_tensor_value, tensor_value_layout
+from ..format._decode import decode_tensor_value
 from ..format._tfrecord import locate_record
 from ..storage import LocalStorage, MemoryStorage, Storage, read_many
+from ._event_file import EventFile, FileDecoder
 
 __all__ = ["Location", "RecordFetcher"]
 
-_MAGIC = MAGIC_FOOTER.to_bytes(4, "little")
-_WHOLE_FILE_LIMIT = 8 << 20  # read and cache event files up to this size in one go
+_WHOLE_FILE_LIMIT = 8 << 20  # local stores: read, decode and cache event files up to this size in one go
+_REMOTE_WHOLE_FILE_LIMIT = 1 << 20  # S3: one GET per event file up to this size, ranged GETs above it
 
 
 #: Where one record lives: ``(event file key, frame offset, frame length)``. A plain tuple,
@@ -28,9 +28,14 @@ Location = tuple[str, int, int]
 class RecordFetcher:
     """Read and decode records for a trial.
 
-    Local (and in-memory) stores: an event file smaller than 8 MiB is read whole, once,
-    and kept in a small LRU cache (event files never change after their atomic rename).
-    S3 and big files: one ranged read per record; batches go through a thread pool.
+    An event file up to 8 MiB (1 MiB on S3: one GET per file) is read whole (one read of at
+    most the limit, whatever the index says), once, its
+    records walked and checked in one pass (:mod:`._event_file`), and kept in a small LRU
+    cache (event files never change after their atomic rename). The first value asked of a
+    file is copied alone; at the second, every value of the file is copied in one batch and
+    kept for the requests to come (each handed out once: a caller may change its array).
+    Bigger files, and files read once and evicted before reuse: one ranged read per record;
+    batches of those go through a thread pool on S3.
 
     Args:
         storage: the trial's storage.
@@ -39,20 +44,18 @@ class RecordFetcher:
 
     def __init__(self, storage: Storage, *, cache_bytes: int = 64 << 20) -> None:
         self._storage = storage
-        self._local = isinstance(storage, (LocalStorage, MemoryStorage))
-        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        local = isinstance(storage, (LocalStorage, MemoryStorage))
+        self._whole_limit = _WHOLE_FILE_LIMIT if local else _REMOTE_WHOLE_FILE_LIMIT
+        self._cache: OrderedDict[str, EventFile] = OrderedDict()
+        self._costs: dict[str, int] = {}
         self._cache_bytes = cache_bytes
         self._cached = 0
         self._evicted: set[str] = set()
-        # (content length, first bytes) -> (prefix, dtype, count, shape or None for 1-D, prefix length)
-        self._layouts: dict[
-            tuple[int, bytes], tuple[bytes, np.dtype[np.generic], int, tuple[int, ...] | None, int]
-        ] = {}
-        self._headers: dict[bytes, int] = {}  # validated record headers -> payload length
+        self._decoder = FileDecoder()
         self._last_key: str | None = None
-        self._last_data: bytes | None = None
-        self._prev_key: str | None = None  # the file read before the last one (and its bytes)
-        self._prev_data: bytes | None = None
+        self._last_file: EventFile | None = None
+        self._prev_key: str | None = None  # the file read before the last one (and its records)
+        self._prev_file: EventFile | None = None
         self.file_sizes: dict[str, int] = {}  # known extent of each event file, from the index
         self._sizes: dict[str, int] = {}  # real size of each event file, where asked
 
@@ -61,33 +64,55 @@ class RecordFetcher:
         if end > self.file_sizes.get(key, 0):
             self.file_sizes[key] = end
 
-    def _file_bytes(self, key: str) -> bytes | None:
-        if key == self._last_key:  # consecutive reads from one file: skip the LRU bookkeeping
-            return self._last_data
+    def _whole(self, key: str) -> bool:
+        """Whether ``key`` is read as a whole file (small enough, not cycled out of the cache)."""
+        return key not in self._evicted and self.file_sizes.get(key, 0) <= self._whole_limit
+
+    def _file(self, key: str, data: bytes | None = None) -> EventFile | None:
+        """The decoded event file ``key`` (read now unless ``data``), or None: read it by records."""
+        if key == self._last_key:
+            return self._last_file
         if key == self._prev_key:  # two files in turn (two workers' files of a step): swap, no LRU work
-            self._prev_key, self._prev_data, self._last_key, self._last_data = (
-                self._last_key, self._last_data, self._prev_key, self._prev_data)  # fmt: skip
-            return self._last_data
-        data = self._cache.get(key)
-        if data is not None:
+            self._prev_key, self._prev_file, self._last_key, self._last_file = (
+                self._last_key, self._last_file, self._prev_key, self._prev_file)  # fmt: skip
+            return self._last_file
+        file = self._cache.get(key)
+        if file is None:
+            if data is None:
+                if not self._whole(key):
+                    # read once and evicted before reuse: the access pattern cycles through more
+                    # files than the cache holds, so read single records from now on
+                    return None
+                data = self._read_whole(key)
+                if data is None:
+                    return None
+            file = self._decoder.scan(data)
+            self._add(key, file, len(data))
+        else:
             self._cache.move_to_end(key)
-            self._prev_key, self._prev_data = self._last_key, self._last_data
-            self._last_key, self._last_data = key, data
-            return data
-        if key in self._evicted or self.file_sizes.get(key, 0) > _WHOLE_FILE_LIMIT:
-            # read once and evicted before reuse: the access pattern cycles through more
-            # files than the cache holds, so read single records from now on
+        self._prev_key, self._prev_file = self._last_key, self._last_file
+        self._last_key, self._last_file = key, file
+        return file
+
+    def _read_whole(self, key: str) -> bytes | None:
+        """The bytes of event file ``key``: one read of at most the whole-file limit plus one byte,
+        so a file bigger than its index says is never read whole (None: read it by records)."""
+        data = self._storage.read_range(key, 0, self._whole_limit + 1)
+        if len(data) > self._whole_limit:
+            self._evicted.add(key)
             return None
-        data = self._storage.read(key)
-        self._prev_key, self._prev_data = self._last_key, self._last_data
-        self._last_key, self._last_data = key, data
-        self._cache[key] = data
-        self._cached += len(data)
-        while self._cached > self._cache_bytes and len(self._cache) > 1:
-            old_key, old = self._cache.popitem(last=False)
-            self._cached -= len(old)
-            self._evicted.add(old_key)
         return data
+
+    def _add(self, key: str, file: EventFile, cost: int) -> None:
+        self._cache[key] = file
+        self._costs[key] = self._costs.get(key, 0) + cost
+        self._cached += cost
+        while self._cached > self._cache_bytes and len(self._cache) > 1:
+            old_key, _ = self._cache.popitem(last=False)
+            self._cached -= self._costs.pop(old_key, 0)
+            self._evicted.add(old_key)
+            if old_key == self._prev_key:
+                self._prev_key, self._prev_file = None, None
 
     def _size(self, key: str) -> int:
         """The real size of event file ``key`` (asked once per file)."""
@@ -114,15 +139,10 @@ class RecordFetcher:
         return data
 
     def _decode(self, loc: Location, data: bytes, pos: int) -> np.ndarray:
-        # Fast path: a 12-byte header (length + its CRC) seen and validated before needs no
-        # new CRC; smdebug's magic footer and the index's length are still checked here.
+        """One record on its own, every check done here (the path of records the file walk left out)."""
         key, offset, length = loc
-        header = data[pos : pos + 12]
-        plen = self._headers.get(header)
-        if plen is not None:
-            stop = pos + 12 + plen
-            if stop + 4 - pos == length and data.startswith(_MAGIC, stop):
-                return self._value(data, pos + 12, stop)
+        if pos + length > len(data):
+            raise self._past_end(loc, len(data))
         try:
             start, stop = locate_record(data, pos)
         except (CorruptRecordError, TruncatedRecordError) as exc:
@@ -132,74 +152,81 @@ class RecordFetcher:
         if stop + 4 - pos != length:
             msg = f"record at {key}:{offset} is {stop + 4 - pos} bytes but the index says {length}"
             raise CorruptRecordError(msg, path=key, offset=offset)
-        if len(self._headers) > 4096:
-            self._headers.clear()
-        self._headers[header] = stop - start
-        return self._value(data, start, stop)
+        self._decoder.remember_header(data[pos : pos + 12], stop - start)
+        found = self._decoder.layout(data, start, stop)
+        if found is None:
+            return decode_tensor_value(data, start, stop)  # the general decoder (or what is wrong)
+        dtype, count, shape, content = found
+        value = np.frombuffer(data, dtype, count, content).copy()
+        return value if shape is None else value.reshape(shape)
 
-    def _value(self, data: bytes, start: int, stop: int) -> np.ndarray:
-        # Records of one tensor differ between steps only in wall time, step and metadata:
-        # remember the bytes from Event.summary to the content (tag, dtype, shape) and, when
-        # they match byte for byte, view the content directly without parsing.
-        pos = start
-        try:
-            if data[pos] == 0x09:
-                pos += 9
-            if data[pos] == 0x10:
-                pos += 1
-                while data[pos] & 0x80 and pos < stop:
-                    pos += 1
-                pos += 1
-        except IndexError:
-            pos = stop
-        if pos >= stop:
-            return decode_tensor_value(data, start, stop)  # malformed: the full decoder says why
-        key = (stop - pos, data[pos : pos + 40])
-        known = self._layouts.get(key)
-        if known is not None and data.startswith(known[0], pos):
-            _, dtype, count, shape, skip = known
-            value = np.frombuffer(data, dtype, count, pos + skip).copy()
-            return value if shape is None else value.reshape(shape)
-        layout = tensor_value_layout(data, start, stop)
-        if layout is None:
-            return decode_tensor_value(data, start, stop)
-        if len(self._layouts) > 4096:
-            self._layouts.clear()
-        shape = None if layout.shape == (layout.n_items,) else layout.shape  # None: 1-D, no reshape needed
-        self._layouts[key] = (
-            data[pos : layout.content_start],
-            layout.dtype,
-            layout.n_items,
-            shape,
-            layout.content_start - pos,
-        )
-        return np.frombuffer(data, layout.dtype, layout.n_items, layout.content_start).copy().reshape(layout.shape)
+    def _from_file(self, file: EventFile, loc: Location) -> np.ndarray:
+        pos, length = loc[1], loc[2]
+        slots = file.slots
+        if slots is not None:
+            slot = slots.pop(pos, None)
+            if slot is not None and slot[0] == length:
+                value: np.ndarray = file.blocks[slot[1]][slot[2]]
+                return value if slot[3] is None else value.reshape(slot[3])
+        rec = file.records.get(pos)
+        if rec is None or rec[0] != length:
+            return self._decode(loc, file.data, pos)
+        if slots is None and file.asked:  # a second value of this file: decode all of them in one go
+            slots = self._decoder.materialize(file)
+            self._grow(loc[0], len(file.data))
+            return self._from_file(file, loc)
+        file.asked = True
+        return self._decoder.single(file, rec)
+
+    def _grow(self, key: str, cost: int) -> None:
+        if key in self._costs:
+            self._costs[key] += cost
+            self._cached += cost
 
     def fetch(self, loc: Location) -> np.ndarray:
         """Return the value stored at ``loc``."""
-        if self._local:
-            key, pos, length = loc
-            data = self._last_data if key == self._last_key else self._file_bytes(key)
-            if data is not None:
-                if pos + length > len(data):
-                    raise self._past_end(loc, len(data))
-                plen = self._headers.get(data[pos : pos + 12])  # _decode's fast path, inlined
-                if plen is not None and plen + 16 == length and data.startswith(_MAGIC, pos + 12 + plen):
-                    return self._value(data, pos + 12, pos + 12 + plen)
-                return self._decode(loc, data, pos)
+        key = loc[0]
+        file = self._last_file if key == self._last_key else self._file(key)
+        if file is not None:
+            slots = file.slots
+            if slots is not None:  # _from_file's first case, inlined: a value decoded ahead
+                slot = slots.pop(loc[1], None)
+                if slot is not None and slot[0] == loc[2]:
+                    value: np.ndarray = file.blocks[slot[1]][slot[2]]
+                    return value if slot[3] is None else value.reshape(slot[3])
+                if slot is not None:
+                    return self._decode(loc, file.data, loc[1])  # the index disagrees: say how
+            return self._from_file(file, loc)
         return self._decode(loc, self._ranged(loc), 0)
 
     def fetch_many(self, locs: Sequence[Location]) -> list[np.ndarray]:
-        """Return the values at ``locs`` (ranged reads in parallel on remote stores)."""
-        if self._local:
-            return [self.fetch(loc) for loc in locs]
-        for loc in locs:
-            if loc[2] > _WHOLE_FILE_LIMIT and loc[1] + loc[2] > self._size(loc[0]):
-                raise self._past_end(loc, self._size(loc[0]))
-        chunks = read_many(self._storage, list(locs))
-        out = []
-        for loc, data in zip(locs, chunks, strict=False):
-            if len(data) != loc[2]:
-                raise self._past_end(loc, loc[1] + len(data))
-            out.append(self._decode(loc, data, 0))
-        return out
+        """Return the values at ``locs`` (files or ranges read in parallel on remote stores)."""
+        keys = list(dict.fromkeys(loc[0] for loc in locs if loc[0] not in self._cache and self._whole(loc[0])))
+        files: dict[str, EventFile] = {}
+        if keys and not isinstance(self._storage, (LocalStorage, MemoryStorage)):
+            limit = self._whole_limit
+            for key, data in zip(keys, read_many(self._storage, [(k, 0, limit + 1) for k in keys]), strict=False):
+                if len(data) > limit:
+                    self._evicted.add(key)
+                    continue
+                files[key] = self._decoder.scan(data)
+                self._add(key, files[key], len(data))
+        out: list[np.ndarray | None] = [None] * len(locs)
+        ranged: list[int] = []
+        for i, loc in enumerate(locs):
+            found = files.get(loc[0]) or self._file(loc[0])
+            if found is None:
+                ranged.append(i)
+            else:
+                out[i] = self._from_file(found, loc)
+        if ranged:
+            for i in ranged:
+                loc = locs[i]
+                if loc[2] > _WHOLE_FILE_LIMIT and loc[1] + loc[2] > self._size(loc[0]):
+                    raise self._past_end(loc, self._size(loc[0]))
+            chunks = read_many(self._storage, [locs[i] for i in ranged])
+            for i, data in zip(ranged, chunks, strict=False):
+                if len(data) != locs[i][2]:
+                    raise self._past_end(locs[i], locs[i][1] + len(data))
+                out[i] = self._decode(locs[i], data, 0)
+        return out  # type: ignore[return-value]
