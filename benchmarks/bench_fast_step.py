@@ -12,7 +12,8 @@ time - 1, median over repeats (``*_p25``/``*_p75`` the spread).
 interval does, measured in the same blocks (a third model): at each 10th step it copies every
 parameter and gradient (into arrays reused from save to save) and the loss on the training
 thread, and a second thread (at the hook writer's niceness) writes the copies to one file
-(as the hook writes an event file).
+(as the hook writes an event file); a save that finds the previous file not yet started by
+that thread writes it itself first (as the hook's writer lets a waiting caller do).
 No hook, no event-file encoding. ``..._fast_step`` minus it is what the hook itself costs.
 """
 
@@ -85,7 +86,12 @@ class _Floor:
         if step % INTERVAL:
             return
         if self._pending:  # the previous save's file is written before its arrays are reused
-            self._done.get()
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                self._done.get()  # the thread took it: wait for it
+            else:  # the thread has not started it (starved): write it here, as the hook does
+                write_as_hook(self._out / f"{job[0]:012d}.bin", job[1])  # type: ignore[index]
         tensors = [p.detach() for p in params] + [p.grad for p in params] + [loss.detach()]
         if not self._copies:
             self._copies = [np.empty(t.numel(), np.float32) for t in tensors]

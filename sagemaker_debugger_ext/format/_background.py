@@ -4,10 +4,18 @@ A :class:`BackgroundWriter` owns one thread that performs submitted atomic write
 callables that write, :meth:`~BackgroundWriter.submit_call`) strictly in submission order,
 so readers see exactly what the synchronous writer would show, in the same order (an event
 file before its index, step after step). Python on that thread holds the GIL that a
-training thread needs between its framework calls, so the thread is kept lean: C-level
-``SimpleQueue``s for the jobs and the backpressure tokens, one ``writev`` per file. ``flush()``
-waits until everything submitted is visible and re-raises the first failure. The owner
-must ``close()`` it before declaring the run finished (e.g. before ``write_training_end``).
+training thread needs between its framework calls, so the thread is kept lean: one deque
+under one lock, one ``writev`` per file. ``flush()`` waits until everything submitted is
+visible and re-raises the first failure. The owner must ``close()`` it before declaring
+the run finished (e.g. before ``write_training_end``).
+
+A caller that must wait for queued work (``flush``, ``wait_idle``, ``submit`` beyond
+``max_pending``) does not wait for the thread to be scheduled: while no job runs, it takes
+the oldest queued job and runs it itself, then the next; it waits only for a job that has
+started. One job runs at a time, in submission order, whoever runs it. On a loaded machine
+the thread at niceness 19 may get no CPU for long stretches (a nice-19 thread weighs 15
+against a nice-0 one's 1024): the training's saving step then does the previous step's
+writes itself instead of sleeping until the scheduler gets round to the thread.
 
 With ``nice`` (Linux) the thread runs at that niceness: the scheduler then gives the CPU to
 the training's threads first and the writes fill the idle time. Measured on the 2-vCPU
@@ -21,9 +29,9 @@ for the writer (``flush``, ``wait_idle``), its CPU is free and the writer gets i
 from __future__ import annotations
 
 import os
-import queue
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
 
@@ -33,7 +41,6 @@ from ._files import Data, atomic_write
 
 __all__ = ["BackgroundWriter"]
 
-_STOP = object()
 MAX_NICE = 19  # the lowest priority Linux gives a thread
 
 
@@ -76,8 +83,9 @@ class BackgroundWriter(ClosesOnExit):
     """Atomic file writes off the caller's thread, made visible in submission order.
 
     Args:
-        max_pending: submitted groups that may wait at most; ``submit`` blocks beyond it
-            (backpressure keeps memory bounded when the disk is slower than training).
+        max_pending: submitted groups that may wait at most; ``submit`` beyond it runs the
+            oldest itself or waits (backpressure keeps memory bounded when the disk is
+            slower than training).
         nice: the writer thread's niceness, 0-19 (Linux; elsewhere ignored): at least this,
             never higher priority than the caller's; 0 leaves it as the caller's.
 
@@ -93,16 +101,18 @@ class BackgroundWriter(ClosesOnExit):
             msg = field_error_message("nice", f"an int from 0 to {MAX_NICE}", nice)
             raise ConfigValueError(msg, field="nice", value=nice)
         self._nice = nice
-        self._jobs: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()  # backpressure tokens (C-level)
+        self._jobs: deque[object] = deque()
         self._max_pending = max_pending
-        for _ in range(max_pending):
-            self._slots.put(None)
+        self._counted = 0  # counted jobs queued or running
+        self._busy = False  # a job runs (on the thread or on a caller's)
+        self._stopping = False
+        self._cond = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         #: the writer thread's niceness once it runs (None: not set, see ``nice``)
         self.niceness: int | None = None
+        #: jobs a waiting caller ran itself (the thread had not started them)
+        self.run_by_callers = 0
         self._error: BaseException | None = None
-        self._lock = threading.Lock()
         self._closed = False
 
     def submit(self, path: str | os.PathLike[str], data: Data, *, new_dir: bool = False) -> None:
@@ -124,16 +134,17 @@ class BackgroundWriter(ClosesOnExit):
         self._enqueue(group, group[0][0] if group else None)
 
     def submit_call(self, job: Callable[[], object], *, counted: bool = True) -> None:
-        """Queue ``job()`` to run on the writer thread, in order with the file writes (the
-        hook hands over a whole finished step this way: encoding included, which keeps
-        that Python off the training thread).
+        """Queue ``job()`` to run in order with the file writes, on the writer thread (or on
+        a caller's that waits for it, see the module docstring): the hook hands over a whole
+        finished step this way, encoding included, which keeps that Python off the training
+        thread.
 
         Args:
             job: the callable; its failure is raised by a later call, as a write's.
-            counted: whether the job takes one of the ``max_pending`` places (and may block
-                until one is free). Uncounted jobs never block: for work that prepares a
-                counted job submitted after it (the hook reduces a step's tensors this way
-                while the step trains), whose memory the caller bounds.
+            counted: whether the job takes one of the ``max_pending`` places (and may make
+                the caller wait until one is free). Uncounted jobs never wait: for work that
+                prepares a counted job submitted after it (the hook reduces a step's tensors
+                this way while the step trains), whose memory the caller bounds.
 
         Raises:
             StorageError: an earlier background write failed, or the writer is closed.
@@ -142,36 +153,63 @@ class BackgroundWriter(ClosesOnExit):
 
     def _enqueue(self, job: object, uri: str | None) -> None:
         self._raise_pending()
-        if self._thread is None or self._closed:
-            with self._lock:
-                if self._closed:
-                    msg = "BackgroundWriter is closed"
-                    raise StorageError(msg, uri=uri)
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
-                    self._thread.start()
-        if type(job) is not _Uncounted:
-            self._slots.get()  # blocks while max_pending jobs wait
-        self._jobs.put(job)
+        with self._cond:
+            if self._closed:
+                msg = "BackgroundWriter is closed"
+                raise StorageError(msg, uri=uri)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sdx-format-writer", daemon=True)
+                self._thread.start()
+            if type(job) is not _Uncounted:
+                while self._counted >= self._max_pending:
+                    self._help_or_wait()
+                self._counted += 1
+            self._jobs.append(job)
+            self._cond.notify_all()
 
     def _run(self) -> None:
         self.niceness = lower_thread_priority(self._nice)
-        jobs, release = self._jobs, self._slots.put
+        cond, jobs = self._cond, self._jobs
         while True:
-            job = jobs.get()
-            if job is _STOP:
-                return
-            if isinstance(job, threading.Event):  # a flush() marker
-                job.set()
-                continue
+            with cond:
+                while self._busy or not jobs:
+                    if self._stopping and not jobs:
+                        return
+                    cond.wait()
+                job = jobs.popleft()
+                self._busy = True
+            self._perform(job)
+
+    def _help_or_wait(self) -> None:
+        """With the lock held: run the oldest queued job here when none runs, else wait for
+        the running one (or any change)."""
+        if self._jobs and not self._busy:
+            job = self._jobs.popleft()
+            self._busy = True
+            self.run_by_callers += 1
+            self._cond.release()
+            try:
+                self._perform(job)
+            finally:
+                self._cond.acquire()
+        else:
+            self._cond.wait()
+
+    def _perform(self, job: object) -> None:
+        """Run one dequeued job (lock not held), then mark it done."""
+        try:
             if type(job) is _Uncounted:
                 self._call(job.call)
-                continue
-            try:
+            else:
                 self._call(job if callable(job) else partial(_write_group, job))  # type: ignore[arg-type]
-            finally:
-                job = None  # the written buffers are freed now, not at the next hand-over
-                release(None)
+        finally:
+            counted = type(job) is not _Uncounted
+            job = None  # the written buffers are freed now, not at the next hand-over
+            with self._cond:
+                self._busy = False
+                if counted:
+                    self._counted -= 1
+                self._cond.notify_all()
 
     def _call(self, call: Callable[[], object]) -> None:
         try:
@@ -188,29 +226,34 @@ class BackgroundWriter(ClosesOnExit):
             raise StorageError(msg, uri=getattr(exc, "filename", None)) from exc
 
     def wait_idle(self) -> None:
-        """Return once no submitted write is pending (at once when none is); raise the first
+        """Return once no counted job (a write) is queued or running, at once when none is
+        (running queued jobs here while the thread has not started them); raise the first
         failure. Cheaper than :meth:`flush` when the writer is already idle."""
-        if self._slots.qsize() < self._max_pending:
-            self.flush()
-        else:
-            self._raise_pending()
+        if self._counted:
+            with self._cond:
+                while self._counted:
+                    self._help_or_wait()
+        self._raise_pending()
 
     def flush(self) -> None:
-        """Wait until every submitted write is visible; raise the first failure."""
-        if self._thread is not None and self._thread.is_alive():
-            done = threading.Event()
-            self._jobs.put(done)
-            done.wait()
+        """Wait until every submitted write is visible (running queued ones here while the
+        thread has not started them); raise the first failure."""
+        with self._cond:
+            while self._jobs or self._busy:
+                self._help_or_wait()
         self._raise_pending()
 
     def close(self) -> None:
         """Flush, then stop the thread; raise the first failure. Idempotent."""
-        with self._lock:
+        with self._cond:
             if self._closed:
                 return
             self._closed = True
             thread = self._thread
+            while self._jobs or self._busy:
+                self._help_or_wait()
+            self._stopping = True
+            self._cond.notify_all()
         if thread is not None:
-            self._jobs.put(_STOP)
             thread.join()
         self._raise_pending()

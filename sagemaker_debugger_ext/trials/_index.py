@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeGuard
 
 from ..exceptions import IndexReaderException
@@ -64,6 +65,37 @@ def _list_field(doc: dict[str, Any], field: str, key: str) -> list[Any]:
     return value
 
 
+_ENTRY = itemgetter("tensorname", "start_idx", "length")
+_STR, _INT = {str}, {int}
+
+
+def _entries_ok(tensors: list[tuple[str, int, int]]) -> bool:
+    """Whether every ``(name, start, length)`` is well-typed and in range (exact types: what
+    JSON gives; bools and floats are refused), checked column by column at C speed."""
+    names, starts, lengths = zip(*tensors, strict=True)
+    return (set(map(type, names)) == _STR and all(names) and set(map(type, starts)) == _INT
+            and set(map(type, lengths)) == _INT and min(starts) >= 0 and max(starts) < MAX_EXTENT
+            and min(lengths) >= 1 and max(lengths) < MAX_EXTENT)  # fmt: skip
+
+
+def _checked_entries(payload: list[Any], key: str) -> list[tuple[str, int, int]]:
+    """The ``tensor_payload`` entries one by one: the first bad one is named in the error."""
+    tensors: list[tuple[str, int, int]] = []
+    append = tensors.append
+    for item in payload:
+        try:
+            name, start, length = item["tensorname"], item["start_idx"], item["length"]
+        except (KeyError, TypeError, IndexError):
+            raise _fail(
+                key, f"'tensor_payload' entries need tensorname, start_idx, length (got {_short(item)})"
+            ) from None
+        if not _entry_ok(name, start, length):
+            raise _fail(key, f"bad 'tensor_payload' entry {_short(item)} (tensorname: a non-empty string, "
+                             f"start_idx: an int in [0, 2**48), length: an int in [1, 2**48))")  # fmt: skip
+        append((name, start, length))
+    return tensors
+
+
 def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
     """Parse the bytes of index file ``key`` (of ``step``/``worker``, from its name).
 
@@ -97,22 +129,13 @@ def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
     if not _is_int(mode_step, 0, 1 << 63):
         raise _fail(key, f"'meta.mode_step' must be a non-negative int (got {_short(mode_step)})")
     event_key = meta.get("event_file_name")
-    tensors: list[tuple[str, int, int]] = []
-    append = tensors.append
-    for item in _list_field(doc, "tensor_payload", key):
-        try:
-            name, start, length = item["tensorname"], item["start_idx"], item["length"]
-        except (KeyError, TypeError, IndexError):
-            raise _fail(
-                key, f"'tensor_payload' entries need tensorname, start_idx, length (got {_short(item)})"
-            ) from None
-        # exact-type test first (what JSON gives): bools and floats are refused
-        if (name.__class__ is not str or start.__class__ is not int or length.__class__ is not int
-                or not 0 <= start < MAX_EXTENT or not 1 <= length < MAX_EXTENT
-                or not name) and not _entry_ok(name, start, length):  # fmt: skip
-            raise _fail(key, f"bad 'tensor_payload' entry {_short(item)} (tensorname: a non-empty string, "
-                             f"start_idx: an int in [0, 2**48), length: an int in [1, 2**48))")  # fmt: skip
-        append((name, start, length))
+    payload = _list_field(doc, "tensor_payload", key)
+    try:  # the common case at C speed: every entry well-formed (the loop below finds and names a bad one)
+        tensors: list[tuple[str, int, int]] = list(map(_ENTRY, payload))
+    except (KeyError, TypeError, IndexError):
+        tensors = _checked_entries(payload, key)
+    if tensors and not _entries_ok(tensors):
+        tensors = _checked_entries(payload, key)
     if tensors:
         expected = event_file_key(step, worker)
         if event_key == "":  # smdebug's own test helpers leave it empty: the index's own file, as smdebug reads it

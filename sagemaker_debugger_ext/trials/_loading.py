@@ -68,6 +68,9 @@ class TrialLoader:
         self._collection_keys: set[str] = set()
         self._workers: set[str] = set()
         self._tensors: dict[str, TensorSteps] = {}  # tensor name -> its steps (Tensor objects view these)
+        self._by_mode: dict[
+            int, dict[str, dict[int, tuple[StepData, ...]]]
+        ] = {}  # mode -> name -> _tensors[name][mode]
         # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
         self._global_to_mode: dict[int, tuple[int, int]] = {}
         self._mode_to_global: dict[int, dict[int, int]] = {}
@@ -206,25 +209,39 @@ class TrialLoader:
         tensors = self._tensors
         ekey = idx.event_key or ""  # parse_index guarantees a key whenever there are tensors
         extent = 0
+        of_mode = self._by_mode.get(mode)  # tensor name -> tensors[name][mode], the same dicts
+        if of_mode is None:
+            of_mode = self._by_mode[mode] = {}
+        plain = True  # no reduction among the names: they are the tensors' names
         for name, start, length in idx.tensors:
             loc = (ekey, start, length)
             if start + length > extent:
                 extent = start + length
-            red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
-            tname = red[0] if red else name
-            steps = tensors.get(tname)
-            if steps is None:
-                steps = tensors[tname] = {}
-            names.add(tname)
-            by_step = steps.get(mode)
-            if by_step is None:
-                by_step = steps[mode] = {}
-            if red:
-                _add_reduction(by_step, mode_step, worker, (red[1], red[2]), loc)
-            elif mode_step in by_step:
-                by_step[mode_step] = _replaced(by_step[mode_step], worker, _LOC, loc)
-            else:  # the common case: the first record of this tensor at this step
+            by_step = of_mode.get(name)
+            if by_step is None or name.startswith(REDUCTIONS_PREFIX):
+                red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
+                tname = red[0] if red else name
+                steps = tensors.get(tname)
+                if steps is None:
+                    steps = tensors[tname] = {}
+                by_step = steps.get(mode)
+                if by_step is None:
+                    by_step = steps[mode] = {}
+                if red:
+                    plain = False
+                    names.add(tname)
+                    _add_reduction(by_step, mode_step, worker, (red[1], red[2]), loc)
+                    continue
+                of_mode[name] = by_step
+            entry = by_step.get(mode_step)
+            if entry is None:  # the common case: the first record of this tensor at this step
                 by_step[mode_step] = ((worker, loc, None, None),)
+            else:
+                by_step[mode_step] = _replaced(entry, worker, _LOC, loc)
+        if plain:
+            names.update(map(itemgetter(0), idx.tensors))
+        else:
+            names.update(n for n, _, _ in idx.tensors if not n.startswith(REDUCTIONS_PREFIX))
         if extent:
             self._fetcher.note_extent(ekey, extent)
         for name, shape in idx.shapes:

@@ -141,10 +141,8 @@ class Tensor:
         if mode is _GLOBAL:  # the common call: _step_data's lookup, inlined
             steps = self._steps
             glob = steps.get(4)
-            found: tuple[StepData, ...] | None = None
-            if glob is not None and step_num in glob:
-                found = glob[step_num]
-            else:
+            found: tuple[StepData, ...] | None = glob.get(step_num) if glob is not None else None
+            if found is None:
                 mm = self._trial._global_to_mode.get(step_num)
                 by_step = steps.get(mm[0]) if mm is not None else None
                 found = by_step.get(mm[1]) if by_step is not None and mm is not None else None
