@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import PrivateAttr
 from sagemaker.core.common_utils import name_from_base
+from sagemaker.core.utils.exceptions import FailedStatusError
 from sagemaker.core.workflow.pipeline_context import PipelineSession
 from sagemaker.train import ModelTrainer as _SdkModelTrainer
 from sagemaker.train.model_trainer import Mode
@@ -301,14 +302,18 @@ class ModelTrainer(_SdkModelTrainer):
             )
         if not wait:
             return None
+        summary = self_hosted and bool(logs)
         try:
             if local:
                 wait_locally(job, session)
             else:
                 job.wait(logs=logs)
-        finally:
-            if self_hosted and logs:
+        except FailedStatusError:  # the rules say why, before the SDK's error (an interrupt does not wait)
+            if summary:
                 self._print_rules_summary(str(job.training_job_name))
+            raise
+        if summary:
+            self._print_rules_summary(str(job.training_job_name))
         return None
 
     def _print_rules_summary(self, job_name: str) -> None:

@@ -243,3 +243,36 @@ def test_model_trainer_self_hosted_job_is_stopped_by_its_rule_job(
     steps = loss.steps(mode=modes.TRAIN)
     assert min(steps) == 0 and 30 in steps and max(steps) < 399  # past the NaN, stopped long before the end
     assert "nan" in str(loss.value(30, mode=modes.TRAIN))
+
+
+@pytest.mark.slow
+def test_a_failed_self_hosted_job_prints_its_summary_before_the_sdks_error(
+    cloud: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """train(wait=True, logs=True) of a job whose script fails at once: the summary (output paths; no rules, so
+    no rule job to wait for) comes before the SDK's FailedStatusError, which carries the job's FailureReason."""
+    from sagemaker.core.helper.session_helper import Session
+    from sagemaker.core.shapes import OutputDataConfig
+    from sagemaker.core.training.configs import Compute, SourceCode
+    from sagemaker.core.utils.exceptions import FailedStatusError
+
+    from sagemaker_debugger_ext.train import ModelTrainer
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "fail.py").write_text("import sys\n\nsys.exit('the script failed on purpose')\n")
+    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket=cloud.bucket)
+    trainer = ModelTrainer(
+        training_image="763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8-cpu-py312",
+        role=ROLE, sagemaker_session=session, base_job_name="mt-self-hosted-fails",
+        source_code=SourceCode(source_dir=str(source), entry_script="fail.py"),
+        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+        output_data_config=OutputDataConfig(s3_output_path=f"s3://{cloud.bucket}/out"),
+    ).with_debugger(rules=[], disable_profiler=True, backend="self-hosted")  # fmt: skip
+    with pytest.raises(FailedStatusError, match="the script failed on purpose"):
+        trainer.train(wait=True, logs=True)
+    job = trainer._latest_training_job.training_job_name
+    printed = capsys.readouterr().out
+    assert f"Debug output:       s3://{cloud.bucket}/out/{job}/debug-output" in printed, printed[-2000:]
+    assert cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"] == []
+    assert [k for k in DEBUGGER_FIELDS if k in cloud.client.store.read_request(job)] == []
