@@ -3,7 +3,9 @@
 Usage: python smdebug_format_baseline.py WORKDIR STEPS TENSORS SIZE [WORKERS]
 Prints one JSON line: {"write_s", "create_trial_s", "read_s", "write_cpu_s", "read_cpu_s"}.
 ``python smdebug_format_baseline.py read WORKDIR`` only reads an existing trial (every value of
-every tensor, step by step, of every worker) and prints {"create_trial_s", "read_s", "read_cpu_s"}.
+every tensor, step by step, of every worker) and prints {"create_trial_s", "read_s", "read_cpu_s"};
+it also writes ``progress STEPS_DONE CREATE_TRIAL_S READ_S`` to stderr after every step, so a
+caller that stops it at a deadline knows exactly how far it got.
 Not imported by the package or the tests; ``bench_format`` runs it in a subprocess.
 """
 
@@ -47,13 +49,14 @@ def read(workdir):
     t1 = time.perf_counter()
     objs = [trial.tensor(n) for n in trial.tensor_names()]
     workers = sorted(trial.workers())
-    for step in trial.steps():
+    for done, step in enumerate(trial.steps(), 1):
         for t in objs:
             if len(workers) == 1:
                 t.value(step)
             else:
                 for worker in workers:
                     t.value(step, worker=worker)
+        print(f"progress {done} {t1 - t0:.3f} {time.perf_counter() - t1:.3f}", file=sys.stderr, flush=True)
     t2, read_cpu_s = time.perf_counter(), time.process_time() - c0
     return {"create_trial_s": t1 - t0, "read_s": t2 - t1, "read_cpu_s": read_cpu_s}
 

@@ -113,3 +113,29 @@ def test_delete_prefix_deletes_only_under_the_prefix(moto_s3) -> None:  # type: 
     keys = [o["Key"] for o in moto_s3.list_objects_v2(Bucket="bkt").get("Contents", [])]
     assert keys == ["other/keep"]
     assert S3Storage("s3://bkt/other").delete_all() == 1
+
+
+def test_s3_reads_each_event_file_once(moto_s3, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every value of a 2-worker trial costs one GET per event file (not one ranged GET per value)."""
+    from sagemaker_debugger_ext.trials._trial import Trial
+
+    for w in range(2):
+        write_collections_file(tmp_path, f"worker_{w}", {}, 2)
+    _write_steps(tmp_path, range(4), workers=2)
+    write_training_end(tmp_path)
+    _upload(moto_s3, tmp_path, "bkt", "once/debug-output")
+    gets: list[str] = []
+    client = boto3.client("s3", region_name="us-west-2")
+    client.meta.events.register("before-parameter-build.s3.GetObject", lambda params, **_: gets.append(params["Key"]))
+    trial = Trial(S3Storage("s3://bkt/once/debug-output", client=client), **FAST)
+    names = sorted(trial.tensor_names())
+    gets.clear()
+    for step in trial.steps():
+        for name in names:
+            for worker in trial.workers():
+                expected = step * 10 + int(worker[-1]) if name == "layer/w" else step
+                assert trial.tensor(name).value(step, worker=worker).ravel()[0] == expected
+    event_gets = [k for k in gets if "/events/" in k]
+    assert len(event_gets) == len(set(event_gets)) == 8, gets
+    assert {s: v[0] for s, v in trial.tensor("layer/w").values(worker="worker_1").items()} == {
+        0: 1, 1: 11, 2: 21, 3: 31}  # fmt: skip
