@@ -7,8 +7,16 @@ against the trial on S3 and, while it runs:
 - copies its status file to ``<rule output>/status.json`` on S3 at every change, so
   ``describe()`` / ``rule_job_summary()`` show the rule's state while training runs;
 - asks ``DescribeTrainingJob`` how the training job is doing: once it has ended (Completed,
-  Failed or Stopped) the rule gets ``--final-grace-seconds`` for its final evaluation and is then
-  stopped, so no rule job outlives its training job by more than that.
+  Failed or Stopped, a ``MaxRuntimeInSeconds`` timeout included) the rule gets
+  ``--final-grace-seconds`` for its final evaluation and is then stopped, so no rule job outlives
+  its training job by more than that.
+
+A training job that did not complete is named in the rule's ``StatusDetails`` with the service's
+reason (``FailureReason``, else the secondary status such as ``MaxRuntimeExceeded``): a rule
+stopped before its evaluation finished says "Stopped before the evaluation finished: the
+training job ended (Failed: AlgorithmError: ...)", and a rule whose final evaluation ran
+starts its details with "The training job ended Failed (...): evaluated the steps saved before it
+ended."
 
 It exits 1 when the rule ended in ``Error`` (the processing job is then ``Failed``), else 0.
 The rule's reports in ``--output-dir`` reach ``rule-output/<Rule>/`` as the job's
@@ -27,6 +35,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from .._container_env import TRAINING_END_MARKER
+from .._exceptions import StorageError
 from .._rule_status import EvaluationStatus, status_record
 from ..format._files import atomic_write
 from ..local._runner import ChildProcess
@@ -64,13 +74,18 @@ def _publish(status_file: Path, uri: str, last: bytes | None) -> bytes | None:
 
 
 def _training_status(client: Any, name: str) -> str | None:
+    """``Status`` or, for a job that ended other than Completed, ``Status: reason``; None if unknown."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        return str(client.describe_training_job(TrainingJobName=name)["TrainingJobStatus"])
+        described = client.describe_training_job(TrainingJobName=name)
     except (BotoCoreError, ClientError) as exc:
         print(f"DescribeTrainingJob({name}) failed, retried at the next poll: {exc}", flush=True)
         return None
+    status = str(described["TrainingJobStatus"])
+    secondary = str(described.get("SecondaryStatus") or "")
+    reason = str(described.get("FailureReason") or (secondary if secondary not in ("", status) else ""))
+    return f"{status}: {reason}" if reason and status in ("Failed", "Stopped") else status
 
 
 def follow(args: argparse.Namespace, *, training_status: Callable[[], str | None]) -> int:
@@ -102,17 +117,34 @@ def follow(args: argparse.Namespace, *, training_status: Callable[[], str | None
         if ended_at is None and now >= next_poll:
             next_poll = now + args.poll_seconds
             status = training_status()
-            if status in _TERMINAL_TRAINING:
-                ended_at, ended_status = now, str(status)
+            if status is not None and status.partition(":")[0] in _TERMINAL_TRAINING:
+                ended_at, ended_status = now, status
         overdue = ended_at is not None and now - ended_at > args.final_grace_seconds
         if overdue or stop["why"]:
             child.terminate()
             child.kill_if_overdue(10.0)
         time.sleep(_PAUSE_S)
     _log_tail(out.parent / "rule.log")
+    if not ended_status and not stop["why"]:  # the rule ended at the end-of-training marker: how did training end?
+        ended_status = _training_outcome(args, training_status)
     final = _final_status(status_file, ended_status, stop["why"])
     _publish(status_file, args.status_uri, published)
     return 1 if final == EvaluationStatus.ERROR.value else 0
+
+
+def _training_outcome(args: argparse.Namespace, training_status: Callable[[], str | None]) -> str:
+    """The training job's end, once it is known: after the end-of-training marker the job ends soon
+    (model upload), so it is asked again for at most the final grace period; "" if still unknown."""
+    deadline = time.monotonic() + args.final_grace_seconds
+    status = training_status()
+    try:
+        marked = open_storage(args.trial_path).exists(TRAINING_END_MARKER)
+    except StorageError:
+        marked = False
+    while marked and (status or "").partition(":")[0] not in _TERMINAL_TRAINING and time.monotonic() < deadline:
+        time.sleep(min(args.poll_seconds, 5.0))
+        status = training_status()
+    return status if status and status.partition(":")[0] in _TERMINAL_TRAINING else ""
 
 
 def _final_status(status_file: Path, training: str, stopped_by: str | None) -> str:
@@ -128,6 +160,12 @@ def _final_status(status_file: Path, training: str, stopped_by: str | None) -> s
         details = f"Stopped before the evaluation finished: {why}." + (f" So far: {so_far}" if so_far else "")
         atomic_write(status_file, json.dumps(status_record(EvaluationStatus.STOPPED, details)).encode())
         return EvaluationStatus.STOPPED.value
+    ended, _, reason = training.partition(":")
+    if ended in ("Failed", "Stopped") and status != EvaluationStatus.ERROR.value:
+        how = f"{ended} ({reason.strip()})" if reason.strip() else ended
+        note = f"The training job ended {how}: evaluated the steps saved before it ended."
+        details = " ".join(x for x in (note, str(record.get("StatusDetails") or "")) if x)
+        atomic_write(status_file, json.dumps({**record, **status_record(status, details)}).encode())
     return status
 
 

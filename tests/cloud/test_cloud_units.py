@@ -136,3 +136,41 @@ def test_rule_job_stops_once_training_has_ended(tmp_path: Path) -> None:
         "Stopped before the evaluation finished: the training job ended (Failed)."
     )
     assert len(calls) == 1
+
+
+def test_rule_job_that_ends_at_the_marker_waits_to_say_how_training_ended(tmp_path: Path) -> None:
+    """The rule's final evaluation ends before DescribeTrainingJob shows the end (model upload): the follower
+    asks again and the rule's details start with the training job's end and reason."""
+    import numpy as np
+
+    from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
+    from sagemaker_debugger_ext.modes import ModeKeys
+
+    trial = tmp_path / "trial"
+    write_collections_file(trial, "worker_0", {}, 1)
+    for step in range(3):
+        with StepWriter(trial, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step) as writer:
+            writer.write_tensor("loss", np.float32(1.0))
+    write_training_end(trial)
+    params = tmp_path / "parameters.json"
+    params.write_text(json.dumps({"rule_to_invoke": "ExplodingTensor"}))
+    (tmp_path / "published").mkdir()
+    args = build_rule_job_parser(argparse.ArgumentParser()).parse_args(
+        ["--training-job-name", "job", "--trial-path", str(trial), "--rule-name", "ExplodingTensor",
+         "--rule-parameters-file", str(params), "--output-dir", str(tmp_path / "out"),
+         "--status-uri", (tmp_path / "published" / "status.json").as_uri(),
+         "--poll-seconds", "1000", "--final-grace-seconds", "60"]
+    )  # fmt: skip
+    seen: list[str] = []
+
+    def training_status() -> str:  # asked once while the rule runs, then after it ended: twice more
+        seen.append("InProgress" if len(seen) < 2 else "Failed: AlgorithmError: boom")
+        return seen[-1]
+
+    assert follow(args, training_status=training_status) == 0
+    published = json.loads((tmp_path / "published" / "status.json").read_text())
+    assert published["RuleEvaluationStatus"] == "NoIssuesFound", published
+    assert published["StatusDetails"].startswith(
+        "The training job ended Failed (AlgorithmError: boom): evaluated the steps saved before it ended."
+    ), published
+    assert seen == ["InProgress", "InProgress", "Failed: AlgorithmError: boom"]

@@ -153,3 +153,73 @@ def test_sdk_pytorch_estimator_with_debugger_session(cloud: Any) -> None:
     )  # fmt: skip
     est.fit(job_name="self-hosted-sdk-pytorch", wait=False)
     _check_job(cloud, est, "self-hosted-sdk-pytorch", ("ExplodingTensor", "LossNotDecreasing"))
+
+
+def _ended_rule_jobs(cloud: Any, job: str) -> dict[str, dict[str, Any]]:
+    """The rule jobs of ``job`` once all have ended (polled with a deadline), by rule name."""
+    names = [
+        s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]
+    ]
+    assert len(names) == 2, names
+
+    def all_ended() -> Any:
+        described = [cloud.sm.describe_processing_job(ProcessingJobName=n) for n in names]
+        return all(d["ProcessingJobStatus"] in ("Completed", "Failed", "Stopped") for d in described) and described
+
+    described = wait_until(all_ended, timeout_s=240, what=f"the rule jobs of {job} to end")
+    return {d["ProcessingJobName"].split("-")[-2]: d for d in described}
+
+
+# The promise (cloud/_rule_job.py): a rule job asks every --poll-seconds (10) whether training has
+# ended, then gets --final-grace-seconds (120) for its final evaluation and 10 s to exit.
+FINAL_EVALUATION_S = 10 + 120 + 10 + 10
+
+
+def test_failed_and_timed_out_jobs_end_their_rule_jobs(cloud: Any) -> None:
+    """A training job that fails (the script raises at step 8) and one that runs past MaxRuntimeInSeconds:
+    their rule jobs end within their final evaluation of the training's end, and each rule's status says why."""
+    from sagemaker_debugger_ext import Estimator
+
+    def start(job: str, **kwargs: Any) -> Any:
+        est = Estimator(
+            image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+            instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_nan_at_30.py",
+            source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out",
+            sagemaker_session=_session(cloud), rules=_rules(), debugger_hook_config=_hook(),
+            debugger_backend="self-hosted", **kwargs,
+        )  # fmt: skip
+        est.fit(job_name=job, wait=False)
+        return est
+
+    failing = start("self-hosted-fails", hyperparameters={"nan-step": 100000, "fail-at-step": 8})
+    timed_out = start("self-hosted-times-out", hyperparameters={"nan-step": 100000}, max_run=25)
+    for est, status, why in (
+        (failing, "Failed", "The training job ended Failed (AlgorithmError"),
+        (timed_out, "Stopped", "The training job ended Stopped (MaxRuntimeExceeded)"),
+    ):
+        job = est.latest_training_job.name
+        training = cloud.client.wait(job, timeout_s=240)
+        assert training["TrainingJobStatus"] == status, training
+        rule_jobs = _ended_rule_jobs(cloud, job)
+        for rule, described in rule_jobs.items():
+            assert described["ProcessingJobStatus"] == "Completed", (job, rule, described.get("FailureReason"))
+            late = (described["ProcessingEndTime"] - training["TrainingEndTime"]).total_seconds()
+            assert late < FINAL_EVALUATION_S, (job, rule, late)
+        summary = {s["RuleConfigurationName"]: s for s in est.latest_training_job.rule_job_summary()}
+        assert set(summary) == {"ExplodingTensor", "LossNotDecreasing"}, summary
+        for status_of_rule in summary.values():
+            assert status_of_rule["RuleEvaluationStatus"] in ("NoIssuesFound", "IssuesFound"), (job, status_of_rule)
+            assert status_of_rule["StatusDetails"].startswith(why), (job, status_of_rule)
+        if status == "Failed":
+            assert "failed on purpose at step 8" in training["FailureReason"], training["FailureReason"]
+        else:
+            assert training["SecondaryStatus"] == "MaxRuntimeExceeded", training
+            trial_steps = create_trial_steps(est)
+            assert trial_steps and max(trial_steps) >= 1, trial_steps
+
+
+def create_trial_steps(est: Any) -> list[int]:
+    """The steps of the job's trial on S3 (what the timed-out job saved before it was stopped)."""
+    from sagemaker_debugger_ext.trials import create_trial
+
+    return list(create_trial(est.latest_job_debugger_artifacts_path()).steps())

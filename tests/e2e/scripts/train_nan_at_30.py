@@ -1,4 +1,7 @@
-"""A tiny PyTorch regressor whose input turns NaN at ``--nan-step`` (default 30); hook from the job's config."""
+"""A tiny PyTorch regressor whose input turns NaN at ``--nan-step`` (default 30); hook from the job's config.
+
+``--fail-at-step N`` raises at step N (a job that fails after saving steps).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=3000)
 parser.add_argument("--nan-step", type=int, default=30)
 parser.add_argument("--step-seconds", type=float, default=0.05)
+parser.add_argument("--fail-at-step", type=int, default=-1)
 args, _ = parser.parse_known_args()
 
 torch.manual_seed(0)
@@ -28,6 +32,8 @@ hook.register_module(model)
 hook.register_loss(loss_fn)
 hook.set_mode(smd.modes.TRAIN)
 for step in range(args.steps):
+    if step == args.fail_at_step:
+        raise RuntimeError(f"the script failed on purpose at step {step}")
     batch = features[(step * 16) % 256 : (step * 16) % 256 + 16]
     if step >= args.nan_step:
         batch = batch * float("nan")
