@@ -120,11 +120,12 @@ def plan_self_hosted(
     version: str,
     wheel: str | Path | None = None,
     poll_seconds: float = 10.0,
+    upload: bool = True,
 ) -> tuple[SelfHostedPlan, dict[str, Any] | None]:
     """The rule jobs of job ``job`` and the wheel channel to add to its request (``None`` without a wheel).
 
     ``keys`` are the Debugger keys the service backend would send (PascalCase). Uploads the
-    wheel (if any), each rule's parameters and the manifest.
+    wheel (if any), each rule's parameters and the manifest (nothing with ``upload=False``).
     """
     hook, profiler = hook_and_profiler(keys)
     base = artifacts_path(output, job, _FOLDER)
@@ -132,7 +133,8 @@ def plan_self_hosted(
     if wheel is not None:
         wheel_path = Path(wheel)
         wheel_name = wheel_path.name
-        open_storage(base, client=s3_client).upload_file(wheel_path, f"wheel/{wheel_name}")
+        if upload:
+            open_storage(base, client=s3_client).upload_file(wheel_path, f"wheel/{wheel_name}")
         wheel_uri = f"{base}/wheel/"
         channel = {"ChannelName": WHEEL_CHANNEL, "DataSource": {"S3DataSource": {
             "S3DataType": "S3Prefix", "S3Uri": wheel_uri, "S3DataDistributionType": "FullyReplicated"}}}  # fmt: skip
@@ -143,12 +145,14 @@ def plan_self_hosted(
     ):
         for cfg in keys.get(key) or []:
             rule = plan_rule_job(cfg, kind=kind, training_job=job, output_path=output, trial_base=str(trial))
-            open_storage(rule.parameters_uri, client=s3_client).write_bytes(
-                "parameters.json", json.dumps(rule.parameters, sort_keys=True).encode()
-            )
+            if upload:
+                open_storage(rule.parameters_uri, client=s3_client).write_bytes(
+                    "parameters.json", json.dumps(rule.parameters, sort_keys=True).encode()
+                )
             rules.append(rule)
     manifest = {"Rules": [r.to_manifest() for r in rules], "DebugHookConfig": hook, "ProfilerConfig": profiler}
-    open_storage(base, client=s3_client).write_bytes("manifest.json", json.dumps(manifest, indent=1).encode())
+    if upload:
+        open_storage(base, client=s3_client).write_bytes("manifest.json", json.dumps(manifest, indent=1).encode())
     plan = SelfHostedPlan(
         training_job=job,
         role=role,
@@ -168,10 +172,13 @@ def prepare_train_args(
     version: str,
     wheel: str | Path | None = None,
     poll_seconds: float = 10.0,
+    upload: bool = True,
 ) -> tuple[dict[str, Any], SelfHostedPlan]:
     """``Session.train`` arguments without Debugger fields, and the rule jobs to start.
 
-    Uploads the new source bundle, the rules' parameters, the manifest and the wheel (if any).
+    Uploads the new source bundle, the rules' parameters, the manifest and the wheel (if any);
+    with ``upload=False`` nothing is read or written and the arguments are the same (what
+    ``Estimator.training_job_request()`` shows).
 
     Raises:
         ConfigValueError: no entry point (the hook's config travels in the source bundle), or an
@@ -199,22 +206,24 @@ def prepare_train_args(
         version=version,
         wheel=wheel,
         poll_seconds=poll_seconds,
+        upload=upload,
     )
     if channel is not None:
         args["input_config"] = [*(args.get("input_config") or []), channel]
     submit = _decode(hps[_SUBMIT])
     parent, name = _split(submit)
-    original = open_storage(parent, client=s3_client).read(name) if submit.startswith("s3://") else None
     hook, profiler = hook_and_profiler(keys)
     base = artifacts_path(output, job, _FOLDER)
-    open_storage(base, client=s3_client).write_bytes(
-        "sourcedir.tar.gz",
-        add_to_bundle(
-            original,
-            config=bundle_config(_decode(hps[_PROGRAM]), job, hook, profiler),
-            requirement=package_requirement(version, Path(wheel).name if wheel is not None else None),
-        ),
-    )
+    if upload:
+        original = open_storage(parent, client=s3_client).read(name) if submit.startswith("s3://") else None
+        open_storage(base, client=s3_client).write_bytes(
+            "sourcedir.tar.gz",
+            add_to_bundle(
+                original,
+                config=bundle_config(_decode(hps[_PROGRAM]), job, hook, profiler),
+                requirement=package_requirement(version, Path(wheel).name if wheel is not None else None),
+            ),
+        )
     hps[_SUBMIT] = _encoded_like(hps[_SUBMIT], f"{base}/sourcedir.tar.gz")
     hps[_PROGRAM] = _encoded_like(hps[_PROGRAM], LAUNCH_SCRIPT)
     args["hyperparameters"] = hps

@@ -22,7 +22,17 @@ from sagemaker.exceptions import UnexpectedStatusException
 from ._backend import DebuggerBackend, resolve_backend
 from ._self_hosted import prepare_train_args, self_hosted_fit_summary, start_rule_jobs, with_rule_statuses
 
-__all__ = ["DebuggerSession", "logs_for_self_hosted_job", "self_hosted_train"]
+__all__ = ["DebuggerSession", "logs_for_self_hosted_job", "self_hosted_train", "self_hosted_train_args"]
+
+
+def self_hosted_train_args(session: Any, train_args: dict[str, Any]) -> dict[str, Any]:
+    """The ``Session.train`` arguments :func:`self_hosted_train` sends for ``train_args``; nothing is
+    read, uploaded or started (``Estimator.training_job_request()``)."""
+    from .. import __version__
+
+    wheel = getattr(session, "_wheel", None)
+    args, _ = prepare_train_args(train_args, s3_client=None, version=__version__, wheel=wheel, upload=False)
+    return args
 
 
 def self_hosted_train(

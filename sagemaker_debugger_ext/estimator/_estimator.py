@@ -210,6 +210,8 @@ class Estimator(_sdk_estimator.Estimator):
 
         Nothing is uploaded and this estimator is left unchanged (the request is built on a
         copy). The default bucket may be looked up (STS/S3) when no ``output_path`` is set.
+        With ``debugger_backend="self-hosted"``, that backend's request: no Debugger or profiler
+        field, the launcher as entry point, the bundle with the configs (see docs/cloud.md).
 
         Raises:
             RequestValidationError: the request violates the SageMaker service model.
@@ -219,6 +221,10 @@ class Estimator(_sdk_estimator.Estimator):
         clone._dry_run = True
         clone._prepare_for_training(job_name=job_name)
         train_args = _DebuggerTrainingJob._get_train_args(clone, inputs, None)
+        if clone._self_hosted():
+            from ..cloud._session import self_hosted_train_args  # what that backend sends instead
+
+            train_args = self_hosted_train_args(clone.sagemaker_session, train_args)
         request = capture_create_request(clone.sagemaker_session, train_args)
         _request.validate_create_training_job(request, allow_local_uris=bool(clone.sagemaker_session.local_mode))
         return request

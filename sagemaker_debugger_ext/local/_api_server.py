@@ -109,9 +109,8 @@ class SageMakerApi:
             return _error(400, "SerializationException", "the request body must be a JSON object")
         problems = self._problems(operation, params)
         if problems:
-            return _error(
-                400, "ValidationException", f"{len(problems)} validation error(s) detected: " + "; ".join(problems)
-            )
+            count = "1 validation error" if len(problems) == 1 else f"{len(problems)} validation errors"
+            return _error(400, "ValidationException", f"{count} detected: " + "; ".join(problems))  # the service's
         try:
             result = self._call(operation, params)
         except JobNotFoundError as exc:  # the service answers ValidationException (boto3 issue 2808)

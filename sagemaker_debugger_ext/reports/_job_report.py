@@ -29,6 +29,7 @@ __all__ = [
     "debug_output_uri",
     "flagged_tensors",
     "job_report_html",
+    "load_profiler_rule_reports",
     "load_rule_reports",
     "loss_tensors",
     "rule_output_uri",
@@ -37,6 +38,7 @@ __all__ = [
 
 _MAX_FLAGGED = 4
 _RULE_REPORT = "rule-report.json"
+_PROFILER_REPORTS = "profiler-output/profiler-reports/"  # a profiler rule's <Rule>.json, under its rule output
 _MAX_FINDINGS = 10
 
 _STYLE = """
@@ -66,7 +68,8 @@ def rule_output_uri(description: Mapping[str, Any], rule: str) -> str | None:
     """``<rule S3OutputPath or OutputDataConfig.S3OutputPath>/<job>/rule-output/<rule>``."""
     job = description.get("TrainingJobName")
     base = None
-    for cfg in description.get("DebugRuleConfigurations") or []:
+    for cfg in [*(description.get("DebugRuleConfigurations") or []),
+                *(description.get("ProfilerRuleConfigurations") or [])]:  # fmt: skip
         if cfg.get("RuleConfigurationName") == rule:
             base = cfg.get("S3OutputPath")
     base = base or (description.get("OutputDataConfig") or {}).get("S3OutputPath")
@@ -95,6 +98,40 @@ def load_rule_reports(description: Mapping[str, Any]) -> dict[str, dict[str, Any
     return reports
 
 
+def load_profiler_rule_reports(description: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each profiler rule's summaries (``profiler-output/profiler-reports/<Rule>.json`` in its rule
+    output: one for a rule, one per sub-rule for ProfilerReport), by rule configuration name.
+
+    Rules whose summaries cannot be read (not written, not synced, unreachable) are left out.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for status in description.get("ProfilerRuleEvaluationStatuses") or []:
+        rule = str(status.get("RuleConfigurationName", ""))
+        uri = rule_output_uri(description, rule)
+        if uri is None:
+            continue
+        try:
+            store = open_storage(uri)
+            docs = [
+                json.loads(store.read(key)) for key in sorted(store.list(_PROFILER_REPORTS)) if key.endswith(".json")
+            ]
+        except (DebuggerExtError, OSError, ValueError):
+            continue
+        if docs:
+            out[rule] = [d for d in docs if isinstance(d, dict)]
+    return out
+
+
+def _profiler_findings(summaries: list[dict[str, Any]]) -> str:
+    """A profiler rule's findings cell: its triggers and violations, or which sub-rules triggered."""
+    if len(summaries) == 1:
+        doc = summaries[0]
+        return (f"triggered {doc.get('RuleTriggered', 0)} times, {doc.get('Violations', 0)} violations "
+                f"in {doc.get('Datapoints', 0)} datapoints")  # fmt: skip
+    fired = [str(d.get("RuleName")) for d in summaries if d.get("RuleTriggered")]
+    return f"{len(fired)} of {len(summaries)} rules triggered" + (f": {', '.join(fired)}" if fired else "")
+
+
 def loss_tensors(trial: Any) -> list[str]:
     """Names of the loss-like scalars: the ``losses`` collection, else ``metrics`` (XGBoost),
     else the tensors whose name contains "loss"."""
@@ -108,7 +145,8 @@ def loss_tensors(trial: Any) -> list[str]:
 
 
 def _rule_parameters(description: Mapping[str, Any], rule: str) -> dict[str, str]:
-    for cfg in description.get("DebugRuleConfigurations") or []:
+    for cfg in [*(description.get("DebugRuleConfigurations") or []),
+                *(description.get("ProfilerRuleConfigurations") or [])]:  # fmt: skip
         if cfg.get("RuleConfigurationName") == rule:
             return dict(cfg.get("RuleParameters") or {})
     return {}
@@ -219,21 +257,26 @@ def _section_flagged(description: Mapping[str, Any], trial: Any, reports: Mappin
 
 
 def _section_rule_jobs(description: Mapping[str, Any], reports: Mapping[str, Mapping[str, Any]]) -> str:
-    """Each rule's evaluation job (its ARN), its rule output and the findings of its ``rule-report.json``."""
+    """Each rule's evaluation job (its ARN), its rule output and the findings of its ``rule-report.json``
+    (a profiler rule's: of its ``profiler-reports/<Rule>.json``)."""
     statuses = [*(description.get("DebugRuleEvaluationStatuses") or []),
                 *(description.get("ProfilerRuleEvaluationStatuses") or [])]  # fmt: skip
     if not statuses:
         return ""
     rows, findings = [], []
+    profiler = load_profiler_rule_reports(description)
     for status in statuses:
         rule = str(status.get("RuleConfigurationName", ""))
         report = reports.get(rule)
         count = len(report.get("Findings") or []) if report is not None else None
+        cell = "not found" if count is None else str(count)
+        if rule in profiler and status in (description.get("ProfilerRuleEvaluationStatuses") or []):
+            cell = esc(_profiler_findings(profiler[rule]))
         rows.append([esc(rule), esc(status.get("RuleEvaluationJobArn") or ""), esc(rule_output_uri(description, rule) or ""),
-                     "not found" if count is None else str(count)])  # fmt: skip
+                     cell])  # fmt: skip
         if report is not None and _findings_table(report):
             findings.append(f"<h3>{esc(rule)}</h3>{_findings_table(report)}")
-    header = ("rule", "evaluation job", "rule output", "findings (rule-report.json)")
+    header = ("rule", "evaluation job", "rule output", "findings (rule-report.json; profiler rules: profiler-reports)")
     return "<h2>Rule jobs</h2>" + table(header, rows, cls="rule-jobs") + "".join(findings)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 import pytest
 from offline_cloud import serve_on_moto
+from polling import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -163,3 +164,76 @@ def test_a_job_without_self_hosted_rules_has_no_self_hosted_summary(cloud: Any) 
         "summary-none", sagemaker_client=session.sagemaker_client, s3_client=session.s3_client
     )
     assert summary is None
+
+
+def test_training_job_request_is_what_self_hosted_fit_sends(cloud: Any) -> None:
+    """training_job_request() of a self-hosted estimator is the request fit() sends (no Debugger field, the
+    launcher and its bundle), and it uploads nothing."""
+    from sagemaker.debugger import ProfilerRule, rule_configs
+
+    from sagemaker_debugger_ext import Estimator
+    from sagemaker_debugger_ext.cloud._bundle import LAUNCH_SCRIPT
+
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_quick.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out", hyperparameters={"lr": "0.1"},
+        sagemaker_session=_session(cloud), rules=[*_rules(), ProfilerRule.sagemaker(rule_configs.CPUBottleneck())],
+        debugger_backend="self-hosted",
+    )  # fmt: skip
+    request = est.training_job_request(job_name="request-shown")
+    s3 = boto3.client("s3", region_name="us-west-2")
+    assert "Contents" not in s3.list_objects_v2(Bucket=cloud.bucket)
+    debugger = ("DebugHookConfig", "DebugRuleConfigurations", "ProfilerConfig", "ProfilerRuleConfigurations")
+    assert [k for k in debugger if k in request] == []
+    hps = request["HyperParameters"]
+    assert json.loads(hps["sagemaker_program"]) == LAUNCH_SCRIPT
+    bundle = f"s3://{cloud.bucket}/out/request-shown/debugger-self-hosted/sourcedir.tar.gz"
+    assert json.loads(hps["sagemaker_submit_directory"]) == bundle
+    assert hps["lr"] == '"0.1"'
+    est.fit(job_name="request-shown", wait=False)
+    sent = cloud.client.store.read_request("request-shown")
+    assert json.loads(json.dumps(sent, default=str)) == json.loads(json.dumps(request, default=str))
+    assert s3.head_object(Bucket=cloud.bucket, Key=bundle.split("/", 3)[3])["ContentLength"] > 0
+    cloud.client.wait("request-shown", timeout_s=120)
+
+
+def test_report_of_a_self_hosted_job_reads_its_profiler_output_from_s3(
+    cloud: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --endpoint-url`` of a profiled self-hosted job: the profiler report drawn from the S3 profiler
+    output, and the profiler rule's findings read from its rule output (not "not found")."""
+    from sagemaker.debugger import ProfilerConfig, ProfilerRule, rule_configs
+
+    from sagemaker_debugger_ext import Estimator
+    from sagemaker_debugger_ext.cli import main
+
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=1, instance_type="ml.m5.xlarge", entry_point="train_quick.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out", hyperparameters={"seconds": "4"},
+        sagemaker_session=_session(cloud), rules=[ProfilerRule.sagemaker(rule_configs.CPUBottleneck())],
+        profiler_config=ProfilerConfig(system_monitor_interval_millis=100), debugger_backend="self-hosted",
+    )  # fmt: skip
+    est.fit(job_name="profiled-report", wait=False)
+    cloud.client.wait("profiled-report", timeout_s=180)
+    sm = boto3.client("sagemaker", region_name="us-west-2")
+    (name,) = [
+        s["ProcessingJobName"]
+        for s in sm.list_processing_jobs(NameContains="profiled-report")["ProcessingJobSummaries"]
+    ]
+    wait_until(lambda: sm.describe_processing_job(ProcessingJobName=name)["ProcessingJobStatus"] != "InProgress",
+               timeout_s=180, what="the CPUBottleneck rule job to end")  # fmt: skip
+    out = Path(cloud.tmp) / "profiled"
+    capsys.readouterr()
+    assert main(["report", "profiled-report", "--endpoint-url", cloud.url, "--out", str(out)]) == 0
+    written = capsys.readouterr().out.split()
+    assert written == [str(out / "job-report.html"), str(out / "profiler-report.html")], written
+    assert list((out / "profiler-data" / "system").rglob("*.json")), "the S3 profiler data was not read"
+    profiler_page = (out / "profiler-report.html").read_text()
+    assert "CPUBottleneck" in profiler_page, profiler_page[:2000]
+    page = (out / "job-report.html").read_text()
+    row = re.search(r"<td>CPUBottleneck</td><td>arn:aws:sagemaker:[^<]+</td><td>([^<]+)</td><td>([^<]+)</td>", page)
+    assert row is not None, page
+    assert row.group(1) == f"s3://{cloud.bucket}/out/profiled-report/rule-output/CPUBottleneck"
+    assert re.fullmatch(r"triggered \d+ times, \d+ violations in [1-9]\d* datapoints", row.group(2)), row.group(2)

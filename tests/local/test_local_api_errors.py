@@ -14,18 +14,18 @@ import pytest
 from botocore.exceptions import ClientError
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "local-mode.md"
-_ROW = re.compile(r"^\| (\w+) \| ([^|]+) \| (\w+) \| (.+) \|$")
+_ROW = re.compile(r"^\| (\w+) \| ([^|]+) \| (\w+) \| ([^|]+) \| ([^|]+) \|$")  # the last column: the source
 
 
 def _table() -> list[tuple[str, str, str, str]]:
     text = DOC.read_text()
-    start = text.index("| Operation | Case | Code | Message |")
+    start = text.index("| Operation | Case | Code | Message | Source |")
     rows = []
     for line in text[start:].splitlines()[2:]:
         match = _ROW.match(line.strip())
         if not match:
             break
-        rows.append(tuple(part.strip() for part in match.groups()))
+        rows.append(tuple(part.strip() for part in match.groups()[:4]))
     return rows  # type: ignore[return-value]
 
 
@@ -110,7 +110,7 @@ def test_error_table_is_complete() -> None:
     operations = {row[0] for row in rows}
     assert {"DescribeTrainingJob", "StopTrainingJob", "DescribeProcessingJob", "StopProcessingJob"} <= operations
     assert operations - {"any"} <= set(OPERATIONS)
-    assert len(rows) == 14
+    assert len(rows) == 14  # every row parsed: each names its source in a fifth column
 
 
 def test_error_table_row_by_row(served: Any, make_request: Any) -> None:
