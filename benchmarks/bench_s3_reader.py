@@ -146,10 +146,14 @@ def run() -> dict[str, object]:
         "s3_reader_ours_create_trial_s": round(ours["create_trial_s"], 3),
         "s3_reader_smdebug_create_trial_s": round(theirs["create_trial_s"], 3),
     }
+    # Keys of the other outcome are null, so results.json never mixes this run with an older one's.
+    unfinished = ("s3_reader_smdebug_unfinished_after_s", "s3_reader_smdebug_steps_read", "s3_reader_smdebug_read_s",
+                  "s3_reader_smdebug_steps_per_s", "s3_reader_vs_smdebug_at_least")  # fmt: skip
     if theirs["steps_read"] == STEPS:
         out["s3_reader_smdebug_s"] = round(theirs_total, 3)
         out["s3_reader_vs_smdebug"] = round(theirs_total / ours_total, 2)
-        return out
+        return {**out, **dict.fromkeys(unfinished)}
+    out.update({"s3_reader_smdebug_s": None, "s3_reader_vs_smdebug": None})
     out.update({
         "s3_reader_smdebug_unfinished_after_s": round(theirs["elapsed_s"], 1),
         "s3_reader_smdebug_steps_read": int(theirs["steps_read"]),
