@@ -230,7 +230,10 @@ class LossNotDecreasing(_LossRule):
         base, now = mean(base_vals), mean(current)
         drop, se = base - now, sigma * (1 / len(base_vals) + 1 / len(current)) ** 0.5
         required = abs(base) * self.p["diff_percent"] / 100.0
-        stalled = drop + z * se < required
+        # stalled: flat within noise or falling too little; a window mean above the previous one beyond noise is a
+        # rise (judged below, against increase_threshold_percent), not a stop: after a fall it shows noise the
+        # successive differences underrate (Keras' running-mean loss, smooth within an epoch, reset at the next)
+        stalled = drop + z * se < required and drop >= -z * se
         # a window straddling the stop mixes both regimes: the stall shows within two windows
         abrupt = mode_step - self._dropped.get(name, -3 * n) <= 2 * n
         if drop - z * se > required:
