@@ -124,29 +124,25 @@ def test_backend_values_and_the_v2_estimators_variable(monkeypatch: pytest.Monke
 
     from sagemaker_debugger_ext.train import ModelTrainer
 
-    def trainer() -> Any:
-        session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket="b")
-        return ModelTrainer(training_image="img", role=ROLE, sagemaker_session=session,
-                            compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
-                            output_data_config=OutputDataConfig(s3_output_path="s3://b/out"))  # fmt: skip
-
+    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket="b")
+    trainer = ModelTrainer(training_image="img", role=ROLE, sagemaker_session=session,
+                           compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+                           output_data_config=OutputDataConfig(s3_output_path="s3://b/out"))  # fmt: skip
     with pytest.raises(ConfigValueError, match=r"^'backend' must be 'service' or 'self-hosted' \(got 'cloud'\)$"):
-        trainer().with_debugger(backend="cloud")
+        trainer.with_debugger(backend="cloud")
     monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "elsewhere")
     with pytest.raises(ConfigValueError, match="'SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND' must be .*got 'elsewhere'"):
-        trainer().with_debugger()
+        trainer.with_debugger()
     monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND", "Self-Hosted")
-    for chosen in (trainer().with_debugger(), trainer().with_debugger(backend="self-hosted")):
+    for chosen in (trainer.with_debugger(), trainer.with_debugger(backend="self-hosted")):
         with pytest.raises(ConfigStateError, match="backend='self-hosted' starts its rule jobs from"):
             chosen._create_training_job_args(boto3=True)
-    service = trainer().with_debugger(backend="service")  # the argument wins over the variable
+    service = trainer.with_debugger(backend="service")  # the argument wins over the variable
     assert "DebugHookConfig" in service._create_training_job_args(boto3=True)
-    with pytest.raises(
-        ConfigValueError, match=r"^'wheel' must be the path of an existing .whl file.*got 'nowhere.whl'"
-    ):
-        trainer().with_debugger(backend="self-hosted", wheel="nowhere.whl")
+    with pytest.raises(ConfigValueError, match=r"^'wheel' must be the path of an existing .whl file.*'nowhere.whl'"):
+        trainer.with_debugger(backend="self-hosted", wheel="nowhere.whl")
     with pytest.raises(ConfigValueError, match=r"^'rule_poll_seconds' must be a number of seconds > 0 \(got 0\)$"):
-        trainer().with_debugger(backend="self-hosted", rule_poll_seconds=0)
+        trainer.with_debugger(backend="self-hosted", rule_poll_seconds=0)
 
 
 # --- end to end through serve and moto's S3 ----------------------------------------------------
