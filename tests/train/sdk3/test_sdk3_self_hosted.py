@@ -163,6 +163,24 @@ def _rules() -> list[Any]:
     ]
 
 
+def _cloud_trainer(cloud: Any, source: Path, entry_script: str, base_job_name: str, **kwargs: Any) -> Any:
+    """Our ModelTrainer on a real SDK v3 Session (SageMaker = serve, S3 = moto, from the endpoint variables)."""
+    from sagemaker.core.helper.session_helper import Session
+    from sagemaker.core.shapes import OutputDataConfig
+    from sagemaker.core.training.configs import Compute, SourceCode
+
+    from sagemaker_debugger_ext.train import ModelTrainer
+
+    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket=cloud.bucket)
+    return ModelTrainer(
+        training_image="763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8-cpu-py312",
+        role=ROLE, sagemaker_session=session, base_job_name=base_job_name,
+        source_code=SourceCode(source_dir=str(source), entry_script=entry_script),
+        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+        output_data_config=OutputDataConfig(s3_output_path=f"s3://{cloud.bucket}/out"), **kwargs,
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_model_trainer_self_hosted_job_is_stopped_by_its_rule_job(
     cloud: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -170,31 +188,22 @@ def test_model_trainer_self_hosted_job_is_stopped_by_its_rule_job(
     """No Debugger field on the wire; the launcher and configs in the code channel; one processing job per
     rule named as Debugger named them; StopTraining stops the job; statuses from train(wait=True) and
     rule_job_summary(); the trial is read from S3."""
-    from sagemaker.core.helper.session_helper import Session
     from sagemaker.core.resources import TrainingJob
-    from sagemaker.core.shapes import OutputDataConfig
-    from sagemaker.core.training.configs import Compute, SourceCode
 
     from sagemaker_debugger_ext import modes
-    from sagemaker_debugger_ext.train import ModelTrainer, rule_job_summary
+    from sagemaker_debugger_ext.train import rule_job_summary
     from sagemaker_debugger_ext.trials import create_trial
 
     source = tmp_path / "src"
     shutil.copytree(SCRIPTS, source)
-    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket=cloud.bucket)
-    trainer = ModelTrainer(
-        training_image="763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8-cpu-py312",
-        role=ROLE, sagemaker_session=session, base_job_name="mt-self-hosted",
-        source_code=SourceCode(source_dir=str(source), entry_script="train_nan.py"),
-        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
-        output_data_config=OutputDataConfig(s3_output_path=f"s3://{cloud.bucket}/out"),
-        hyperparameters={"nan-step": 30, "steps": 400},
+    trainer = _cloud_trainer(
+        cloud, source, "train_nan.py", "mt-self-hosted", hyperparameters={"nan-step": 30, "steps": 400}
     ).with_debugger(
         rules=_rules(), debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "1"}),
         backend="self-hosted", rule_poll_seconds=0.5,
     )  # fmt: skip
     trainer.train(wait=True, logs=True)
-    job = trainer._latest_training_job.training_job_name
+    job, session = trainer._latest_training_job.training_job_name, trainer.sagemaker_session
     printed = capsys.readouterr().out
 
     sent = cloud.client.store.read_request(job)
@@ -247,24 +256,13 @@ def test_a_failed_self_hosted_job_prints_its_summary_before_the_sdks_error(
 ) -> None:
     """train(wait=True, logs=True) of a job whose script fails at once: the summary (output paths; no rules, so
     no rule job to wait for) comes before the SDK's FailedStatusError, which carries the job's FailureReason."""
-    from sagemaker.core.helper.session_helper import Session
-    from sagemaker.core.shapes import OutputDataConfig
-    from sagemaker.core.training.configs import Compute, SourceCode
     from sagemaker.core.utils.exceptions import FailedStatusError
-
-    from sagemaker_debugger_ext.train import ModelTrainer
 
     source = tmp_path / "src"
     source.mkdir()
     (source / "fail.py").write_text("import sys\n\nsys.exit('the script failed on purpose')\n")
-    session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket=cloud.bucket)
-    trainer = ModelTrainer(
-        training_image="763104351884.dkr.ecr.us-west-2.amazonaws.com/pytorch-training:2.8-cpu-py312",
-        role=ROLE, sagemaker_session=session, base_job_name="mt-self-hosted-fails",
-        source_code=SourceCode(source_dir=str(source), entry_script="fail.py"),
-        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
-        output_data_config=OutputDataConfig(s3_output_path=f"s3://{cloud.bucket}/out"),
-    ).with_debugger(rules=[], disable_profiler=True, backend="self-hosted")  # fmt: skip
+    trainer = _cloud_trainer(cloud, source, "fail.py", "mt-self-hosted-fails")
+    trainer.with_debugger(rules=[], disable_profiler=True, backend="self-hosted")
     with pytest.raises(FailedStatusError, match="the script failed on purpose"):
         trainer.train(wait=True, logs=True)
     job = trainer._latest_training_job.training_job_name
