@@ -145,6 +145,47 @@ def test_backend_values_and_the_v2_estimators_variable(monkeypatch: pytest.Monke
         trainer.with_debugger(backend="self-hosted", rule_poll_seconds=0)
 
 
+def test_a_wheel_travels_in_its_channel_and_the_requirements_name_it(tmp_path: Path) -> None:
+    """with_debugger(wheel=...): for jobs without internet access the wheel is uploaded beside the manifest,
+    added as the ``sagemaker-debugger-ext`` channel, and the staged requirements file installs it from there;
+    the rule jobs get it as an input. The request has no Debugger field (in-process moto S3, nothing sent)."""
+    from moto import mock_aws
+    from sagemaker.core.helper.session_helper import Session
+    from sagemaker.core.shapes import OutputDataConfig
+    from sagemaker.core.training.configs import Compute, SourceCode
+
+    from sagemaker_debugger_ext.train import ModelTrainer
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text("print(1)\n")
+    wheel = tmp_path / "sagemaker_debugger_ext-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"a wheel")
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-west-2")
+        s3.create_bucket(Bucket="wheel-bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+        session = Session(boto_session=boto3.Session(region_name="us-west-2"), default_bucket="wheel-bkt")
+        trainer = ModelTrainer(
+            training_image="img", role=ROLE, sagemaker_session=session, base_job_name="mt-wheel",
+            source_code=SourceCode(source_dir=str(tmp_path / "src"), entry_script="train.py"),
+            compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+            output_data_config=OutputDataConfig(s3_output_path="s3://wheel-bkt/out"),
+        ).with_debugger(rules=[Rule.sagemaker(rule_configs.exploding_tensor())], backend="self-hosted", wheel=wheel)  # fmt: skip
+        args = trainer._create_training_job_args()
+        job = args["training_job_name"]
+        assert not {"debug_hook_config", "debug_rule_configurations", "profiler_config"} & set(args)
+        channels = {c.channel_name: c.data_source.s3_data_source.s3_uri for c in args["input_data_config"]}
+        assert channels["sagemaker-debugger-ext"] == f"s3://wheel-bkt/out/{job}/debugger-self-hosted/wheel/"
+        key = f"out/{job}/debugger-self-hosted/wheel/{wheel.name}"
+        assert s3.get_object(Bucket="wheel-bkt", Key=key)["Body"].read() == b"a wheel"
+        code = channels["code"].removeprefix("s3://wheel-bkt/").rstrip("/")
+        requirements = s3.get_object(Bucket="wheel-bkt", Key=f"{code}/{REQUIREMENTS}")["Body"].read().decode()
+        assert requirements == f"/opt/ml/input/data/sagemaker-debugger-ext/{wheel.name}\n"
+        plan = trainer._self_hosted_plan
+        assert plan is not None and plan.wheel_uri == channels["sagemaker-debugger-ext"]
+        assert plan.requirement == f"/opt/ml/processing/input/wheel/{wheel.name}"
+        assert [r.rule_name for r in plan.rules] == ["ExplodingTensor"]
+
+
 # --- end to end through serve and moto's S3 ----------------------------------------------------
 @pytest.fixture
 def cloud(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
