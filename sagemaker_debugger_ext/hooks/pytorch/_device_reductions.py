@@ -25,17 +25,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._collections import SCALAR_COLLECTIONS, Collection
+from .._collections import Collection
+from .._device_plan import DEVICE_OPS, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "DeviceReductionsMixin", "device_plan", "reduce_tensors", "stored_dtype"]
 
-Ops = tuple[tuple[str, bool], ...]
-
-#: the reductions computed on the device (all of ``ALLOWED_REDUCTIONS + ALLOWED_NORMS``)
-DEVICE_OPS = frozenset({"min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2"})
 _F64 = torch.float64
 _FLOAT8: frozenset[torch.dtype] = frozenset(
     d for n in dir(torch) if n.startswith("float8_") and isinstance(d := getattr(torch, n), torch.dtype)
@@ -197,23 +194,6 @@ class DeviceReductions:
             with np.errstate(over="ignore"):
                 for (record, dtype), row in zip(records, table, strict=True):
                     record.values = row.astype(dtype)
-
-
-def device_plan(colls: Sequence[Collection]) -> tuple[Ops, bool] | None:
-    """``(ops, save shape)`` when the collections ``colls`` ask for reductions only (no raw
-    tensor, no scalar collection), all computable on the device; else None (the NumPy path).
-    The ops are in :meth:`StepOutput.write_tensor`'s order."""
-    ops: list[tuple[str, bool]] = []
-    shape = False
-    for coll in colls:
-        cfg = coll.reduction_config
-        if cfg is None or cfg.save_raw_tensor or coll.name in SCALAR_COLLECTIONS:
-            return None
-        shape = shape or cfg.save_shape
-        ops.extend(key for key in cfg.all_reductions if key not in ops)
-    if not ops or not all(op in DEVICE_OPS for op, _ in ops):
-        return None
-    return tuple(ops), shape
 
 
 class DeviceReductionsMixin:

@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from ...modes import ModeKeys
+from ._device_reductions import save_reduced, split_for_device
 from ._graph import call_at_runtime, in_graph
 
 __all__ = ["StepFunctionsMixin", "StepTaps", "traced_step"]
@@ -80,6 +81,8 @@ class StepFunctionsMixin:
     """The KerasHook's plain and tapped step functions (needs ``_tap_save``)."""
 
     _trace_taps = False  # whether a step traced now is the tapped variant
+    #: bytes the traced steps handed to the host so far (values, or only their reductions)
+    handed_over_bytes = 0
     _step_functions: dict[str, tuple[Any, Any, Any]]  # kind -> (model, plain, tapped)
     _variables_delivered: bool
 
@@ -120,22 +123,28 @@ class StepFunctionsMixin:
 
     def _hand_over(self, taps: StepTaps, variables: Sequence[tuple[str, tf.Variable]]) -> None:
         """Put the call that hands ``taps``' values, and the values ``variables`` hold at the
-        step's end, to the hook into the step's graph."""
+        step's end, to the hook into the step's graph (the values of reductions-only
+        collections as their reductions, computed in the graph: ``_device_reductions``)."""
         if not taps.tensors and not variables:
             return
-        names = [*taps.names, *((name, None) for name, _ in variables)]
-        read_variables, caught = bool(variables), len(taps.names)  # the taps' values come first
+        # a variable read after the step's updates in program order: tf.function orders it
+        # after them (automatic control dependencies), so it is the step's end value
+        entries = [(name, coll, True, t) for (name, coll), t in zip(taps.names, taps.tensors, strict=True)]
+        raw, reduced = split_for_device(self, [*entries, *((name, None, False, var) for name, var in variables)])
+        read_variables, count = bool(variables), len(raw)
 
         def deliver(replica: np.ndarray, *arrays: np.ndarray) -> None:
             if int(replica) != 0:  # MirroredStrategy: replica 0's values only
                 return
-            for i, ((name, collection), array) in enumerate(zip(names, arrays, strict=True)):
-                self._tap_save(name, array, collection, True, i < caught)  # TensorFlow's buffers: not copied
+            self.handed_over_bytes += sum(a.nbytes for a in arrays)
+            for (name, collection, caught, _), array in zip(raw, arrays[:count], strict=True):
+                self._tap_save(name, array, collection, True, caught)  # TensorFlow's buffers: not copied
+            for (ops, items, _), table in zip(reduced, arrays[count:], strict=True):
+                for (name, collection, caught, shape, dtype), row in zip(items, table, strict=True):
+                    save_reduced(self, name, collection, caught, ops, row, shape, dtype)
             self._variables_delivered = read_variables
 
-        # a variable read after the step's updates in program order: tf.function orders it
-        # after them (automatic control dependencies), so it is the step's end value
-        call_at_runtime(deliver, [replica_id(), *taps.tensors, *(var for _, var in variables)])
+        call_at_runtime(deliver, [replica_id(), *(value for *_, value in raw), *(table for *_, table in reduced)])
 
     def _make_step_functions(self, model: Any, mode: ModeKeys) -> None:
         """At a mode's begin: make ``model``'s plain and tapped function for ``mode``, unless
