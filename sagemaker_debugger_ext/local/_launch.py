@@ -16,7 +16,18 @@ from .._converters import to_bool
 from .._exceptions import ConfigValueError, field_error_message
 from ._rule_containers import DEBUG_RULE_MODULE, PROFILER_RULE_MODULE
 
-__all__ = ["LaunchOptions"]
+__all__ = ["SERVICE_STOP_GRACE_S", "LaunchOptions", "training_grace_s"]
+
+#: SageMaker's time between SIGTERM and SIGKILL when a training job is stopped (StopTrainingJob,
+#: a rule's StopTraining, MaxRuntimeInSeconds): "the algorithm has 120 seconds to save the model".
+SERVICE_STOP_GRACE_S = 120.0
+
+
+def training_grace_s(request: Mapping[str, Any], grace_s: float) -> float:
+    """The stop grace of a job's training processes: the service's 120 s for an ``ml.*`` instance
+    type (``serve`` emulating SageMaker: a self-hosted launcher's final sync must get it), else ``grace_s``."""
+    instance_type = str((request.get("ResourceConfig") or {}).get("InstanceType") or "")
+    return max(grace_s, SERVICE_STOP_GRACE_S) if instance_type.startswith("ml.") else grace_s
 
 
 def _seconds(key: str, default: float) -> Any:

@@ -26,7 +26,7 @@ from ._event_dispatch import EventDispatcher
 from ._inputs_fetch import fetch_channels, fetch_code
 from ._job_spec import JobSpec, output_uri, resolve_job_spec
 from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
-from ._launch import LaunchOptions
+from ._launch import LaunchOptions, training_grace_s
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
 from ._runner import ChildProcess, failure_reason, free_port, terminate_all
@@ -50,6 +50,7 @@ class Supervisor:
         self.state: dict[str, Any] = read_json(paths.state) or {}
         self.poll_s = self.options.poll_s
         self.grace_s = self.options.stop_grace_s
+        self.training_grace_s = training_grace_s(self.request, self.grace_s)  # the service's for ml.* types
         self.rule_wait_s = self.options.rule_wait_s
         self.stop_reason: str | None = None
         self.final_secondary = "Stopped"
@@ -243,7 +244,7 @@ class Supervisor:
             if all(c.poll() is not None for c in self.training):
                 return
             for child in self.training:
-                child.kill_if_overdue(self.grace_s)
+                child.kill_if_overdue(self.training_grace_s)
             time.sleep(self.poll_s)
 
     def _finish_rules(self) -> None:
@@ -322,7 +323,7 @@ class Supervisor:
                     )  # fmt: skip
                 self.transition("Training", "Training in progress", TrainingStartTime=time.time())
                 self._watch_training(spec)
-            terminate_all(self.training, grace_s=self.grace_s)
+            terminate_all(self.training, grace_s=self.training_grace_s)
             if self.stop_reason is not None:
                 self._finish_rules()  # stop them before they can read the end marker as a normal end
             self._end_markers()
