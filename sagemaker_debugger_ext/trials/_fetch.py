@@ -68,8 +68,8 @@ class RecordFetcher:
         """Whether ``key`` is read as a whole file (small enough, not cycled out of the cache)."""
         return key not in self._evicted and self.file_sizes.get(key, 0) <= self._whole_limit
 
-    def _file(self, key: str, data: bytes | None = None) -> EventFile | None:
-        """The decoded event file ``key`` (read now unless ``data``), or None: read it by records."""
+    def _file(self, key: str) -> EventFile | None:
+        """The decoded event file ``key`` (read and walked at its first use), or None: read it by records."""
         if key == self._last_key:
             return self._last_file
         if key == self._prev_key:  # two files in turn (two workers' files of a step): swap, no LRU work
@@ -78,14 +78,13 @@ class RecordFetcher:
             return self._last_file
         file = self._cache.get(key)
         if file is None:
+            if not self._whole(key):
+                # read once and evicted before reuse: the access pattern cycles through more
+                # files than the cache holds, so read single records from now on
+                return None
+            data = self._read_whole(key)
             if data is None:
-                if not self._whole(key):
-                    # read once and evicted before reuse: the access pattern cycles through more
-                    # files than the cache holds, so read single records from now on
-                    return None
-                data = self._read_whole(key)
-                if data is None:
-                    return None
+                return None
             file = self._decoder.scan(data)
             self._add(key, file, len(data))
         else:
