@@ -1,10 +1,10 @@
 """Reused memory for the private copies a saved step makes of its tensors.
 
 A step copies every tensor it saves (the training changes them afterwards) and frees the
-copies once its files are written. Fresh allocations for that cost more than the copying:
-glibc gives the freed top of the heap back to the system after every step and takes it
-back, page by page, at the next one (measured: 1.8 ms against 0.1 ms for 2 MB of copies in
-38 tensors). A :class:`CopyArena` is one buffer that a step's copies are packed into; the
+copies once its files are written. Fresh allocations for that cost more than the copying
+(glibc returns the freed top of the heap to the system after every step and takes it back,
+page by page, at the next one: figures in ``docs/hook.md``, "Measurements behind the hook's
+design"). A :class:`CopyArena` is one buffer that a step's copies are packed into; the
 hook's :class:`ArenaPool` hands the same arena to the next saved step once the files of
 the step before are written, so a run whose steps save the same tensors allocates once.
 """

@@ -378,6 +378,11 @@ class CollectionManager:
         """A copy of the name -> collection map."""
         return dict(self._collections)
 
+    def saved(self, include_collections: list[str]) -> list[Collection]:
+        """The collections a hook with ``include_collections`` saves (``all``: every one but the named-only ones)."""
+        every = CollectionKeys.ALL in include_collections
+        return [c for c in self if c.name in include_collections or (every and c.name not in NAMED_ONLY_COLLECTIONS)]
+
     def to_json_dict(self) -> dict[str, Any]:
         """``{name: collection dict}`` for every collection."""
         return {name: c.to_json_dict() for name, c in self._collections.items()}

@@ -1,32 +1,31 @@
 """The framework-independent hook: configuration, steps and modes, what to save, when.
 
-Hot path: a step that saves nothing costs one counter increment and one schedule check
-per included collection (``_start_step``); framework adapters attach their per-tensor
+Composed of collaborators it holds: :class:`~._clock.StepClock` (the step counters),
+:class:`~._quiet.QuietSteps`, :class:`~._saving.ExplicitSaves`, :class:`~._guard.CrashGuard`
+and :class:`~._writer.HookWriter` (files and writer thread, opened at the first write).
+Hot path: a step that saves nothing costs one clock advance and one schedule check per
+included collection (``_start_step``); framework adapters attach their per-tensor
 callbacks only for steps where something is due.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import time
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from .._container_env import TRAINING_END_MARKER, ContainerPaths
 from .._exceptions import HookConfigError, field_error_message
-from ..format import BackgroundWriter, write_collections_file, write_training_end
-from ..format._in_process import register_writer, unregister_writer
+from ..format import write_training_end
 from ..modes import ModeKeys
-from ._arena import ArenaPool
 from ._arrays import to_numpy
-from ._claim import WorkerClaim, claim_worker
+from ._clock import StepClock
 from ._collections import (
-    NAMED_ONLY_COLLECTIONS,
     PYTORCH_BUILTIN_REGEXES,
     Collection,
     CollectionKeys,
@@ -34,14 +33,16 @@ from ._collections import (
 )
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
-from ._guard import NeverCrashGuard
-from ._json_config import load_hook_settings, writer_nice, writer_uncached
+from ._guard import CrashGuard
+from ._json_config import load_hook_settings
+from ._options import HookOptions
 from ._outputs import FrameworkMetrics, TensorBoardExport
 from ._quiet import QuietSteps
 from ._reduction_config import ReductionConfig
 from ._save_config import SaveConfig, SaveConfigMode
 from ._saving import ExplicitSaves
 from ._step import StepOutput
+from ._writer import HookWriter
 
 __all__ = ["BaseHook"]
 
@@ -52,8 +53,9 @@ def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
         hook.close()
 
 
-class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
-    """Shared machinery of the generic, PyTorch and XGBoost hooks (smdebug's ``BaseHook``)."""
+class BaseHook:
+    """Shared machinery of every hook (smdebug's ``BaseHook``); framework hooks inherit its
+    constructor (XGBoost's appends its own arguments) and set up in :meth:`_init_adapter`."""
 
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
@@ -62,6 +64,10 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
     reuse_copy_buffer: ClassVar[bool] = False
     #: reduction names keep a tensor's ``:0`` (smdebug: TensorFlow's hooks do, the others drop it)
     reductions_keep_colon_index: ClassVar[bool] = False
+    #: ``save_scalar`` values wait for the next step due to save something (see ``_saving``)
+    scalars_wait_for_saved_step: ClassVar[bool] = False
+    _guarded: Callable[..., None]  # fn(*args) in the crash boundary: CrashGuard.run, bound in __init__
+    _guard: Callable[[], contextlib.AbstractContextManager[None]]  # `with self._guard():` CrashGuard.scope
 
     def __init__(
         self,
@@ -75,88 +81,80 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         include_collections: Iterable[str] | None = None,
         save_all: bool = False,
         include_workers: str = "one",
-        *,
-        never_crash: bool = False,
-        context: TrainingContext | None = None,
-        background_writes: bool = True,
+        **kwargs: Any,
     ) -> None:
-        self.context = context or TrainingContext.from_environ(os.environ)
-        self.out_dir = str(out_dir) if out_dir is not None else str(ContainerPaths().tensors_dir)
-        if "://" in self.out_dir:
-            msg = field_error_message("out_dir", "a local folder (the platform uploads it)", self.out_dir)
-            raise HookConfigError(msg, field="out_dir", value=self.out_dir)
-        if (Path(self.out_dir) / TRAINING_END_MARKER).exists():
-            msg = field_error_message(
-                "out_dir", f"a folder without {TRAINING_END_MARKER} (it holds a finished run)", self.out_dir
-            )
-            raise HookConfigError(msg, field="out_dir", value=self.out_dir)
-        self.tensorboard_dir = TensorBoardExport.resolve_dir(self.out_dir, export_tensorboard, tensorboard_dir)
-        if include_workers not in ("one", "all"):
-            raise HookConfigError(
-                field_error_message("include_workers", "'one' or 'all'", include_workers),
-                field="include_workers",
-                value=include_workers,
-            )
-        self.dry_run = bool(dry_run)
-        self.save_all_workers = include_workers == "all"
+        """smdebug's ten arguments; keyword-only ``never_crash``, ``context``, ``background_writes`` (HookOptions)."""
+        opts = HookOptions(out_dir=out_dir, export_tensorboard=export_tensorboard, tensorboard_dir=tensorboard_dir,
+                           dry_run=dry_run, reduction_config=reduction_config, save_config=save_config,
+                           include_regex=include_regex, include_collections=include_collections, save_all=save_all,
+                           include_workers=include_workers, **kwargs)  # fmt: skip
+        opts.check_out_dir()  # smdebug refuses a finished run's folder here
+        self.context = opts.context or self._context_from_environ()
+        self.out_dir = opts.out_dir
+        self.tensorboard_dir = opts.tensorboard_folder()
+        self.dry_run = opts.dry_run
+        self.save_all_workers = opts.include_workers == "all"
         self.worker = self.context.worker
         self._writes = not self.dry_run and (self.save_all_workers or self.context.rank == 0)
-        self.save_config = (
-            SaveConfig.parse(save_config) if save_config is not None else SaveConfig(**self.default_save_values)
-        )
-        if reduction_config is not None and not isinstance(reduction_config, ReductionConfig):
-            raise HookConfigError(
-                field_error_message("reduction_config", "a ReductionConfig", reduction_config),
-                field="reduction_config",
-            )
-        self.reduction_config = reduction_config or ReductionConfig(save_raw_tensor=True)
+        self.save_config = opts.save_config_or(self.default_save_values)
+        self.reduction_config = opts.reduction_config_or_default()
         self.collection_manager = CollectionManager(dict(self.builtin_collections))
-        self.save_all = bool(save_all)
+        self.save_all = opts.save_all
         self.include_collections = self.collection_manager.included_names(
-            self.default_include_collections, include_collections, include_regex, self.save_all
+            self.default_include_collections, opts.include_collections, opts.include_regex, self.save_all
         )
-        self.never_crash = bool(never_crash)
-        self.step = -1
-        self.mode = ModeKeys.GLOBAL
-        self.mode_steps: dict[ModeKeys, int] = dict.fromkeys(ModeKeys, -1)
+        self._crash = CrashGuard(opts.never_crash, self.context, self._stop_saving)
+        self._guarded, self._guard = self._crash.run, self._crash.scope
+        self._clock = StepClock()
+        self._quiet = QuietSteps(self)
+        self._saves = ExplicitSaves(self, wait_for_saved_step=self.scalars_wait_for_saved_step)
         self.last_saved_step: int | None = None
-        self._prepared = False
-        self._disabled = False
-        self._closed = False
+        self._prepared = self._running = self._disabled = self._closed = False
         self._to_save: list[Collection] = []
         self._schedule = DueCollections(())
         self._due: frozenset[Collection] = NOTHING_DUE
         self._tensor_colls: dict[str, tuple[Collection, ...]] = {}
-        self._pending: dict[str, tuple[np.ndarray, str | None, tuple[str, ...]]] = {}
-        self._scalars: list[tuple[str, np.ndarray, float | None]] = []
         self._output: StepOutput | None = None
-        self._exported = False
-        self._dirty = False
+        self._exported = self._dirty = False
         self._tb = TensorBoardExport(self.tensorboard_dir) if self.tensorboard_dir and self._writes else None
-        self._metrics = FrameworkMetrics.create(self.context)
+        self._metrics: FrameworkMetrics | None = None  # from the profiler's config, read at the first step
         self._step_started: float | None = None
-        self._step_open = False
-        self._step_mode, self._step_mode_step = self.mode, -1
-        self._quiet_mode: ModeKeys | None = None  # see QuietSteps
-        self._quiet_below: float = -1
         self._atexit: Any = None
-        # A finished step's files are written by one thread while the next step trains, until
-        # that step saves its first tensor: it waits for them then (long written, in practice,
-        # unless every step saves), so a killed process loses at most one step, the one in
-        # flight (atomic files: never half of one). The thread yields the CPU to the training's
-        # (its niceness: $SAGEMAKER_DEBUGGER_EXT_WRITER_NICE, default 19).
-        self._background = BackgroundWriter(max_pending=1, nice=writer_nice(os.environ)) if background_writes else None
-        self._uncached = writer_uncached(os.environ)  # large event files skip the page cache
-        self._arenas = ArenaPool(reuse=self.reuse_copy_buffer)  # the saved steps' copies (see _arena)
+        self._writer = HookWriter(self.out_dir, background=opts.background_writes, reuse_copy_buffer=self.reuse_copy_buffer,
+                                  keep_colon_index=self.reductions_keep_colon_index)  # fmt: skip  # opened at the first write
+        self._init_adapter()
 
-    # --- construction from SageMaker's JSON --------------------------------------------
+    def _init_adapter(self) -> None:
+        """A framework hook's own state, set up at the end of ``__init__``."""
+
+    def _context_from_environ(self) -> TrainingContext:
+        """The training context when none is given (Keras reads ``TF_CONFIG`` too)."""
+        return TrainingContext.from_environ(os.environ)
+
+    def _stop_saving(self) -> None:
+        """The hook failed (``never_crash``): it saves nothing from now on."""
+        self._disabled = True
+        self._due = NOTHING_DUE
+
+    @property
+    def step(self) -> int:
+        """The global step (smdebug's ``hook.step``); -1 before the first."""
+        return self._clock.step
+
+    @property
+    def mode(self) -> ModeKeys:
+        """The current mode (``set_mode``)."""
+        return self._clock.mode
+
+    @property
+    def mode_steps(self) -> dict[ModeKeys, int]:
+        """Each mode's step count (-1: none yet)."""
+        return self._clock.mode_steps
+
     @classmethod
     def create_from_json_file(cls, json_file_path: str | os.PathLike[str] | None = None) -> Self:
-        """Build a hook from ``debughookconfig.json`` as SageMaker passes it.
-
-        Args:
-            json_file_path: the file; default ``$SMDEBUG_CONFIG_FILE_PATH``, else
-                ``/opt/ml/input/config/debughookconfig.json``.
+        """Build a hook from ``debughookconfig.json`` (``json_file_path``, default
+        ``$SMDEBUG_CONFIG_FILE_PATH``, else ``/opt/ml/input/config/debughookconfig.json``).
 
         Raises:
             FileNotFoundError: no config file (as smdebug).
@@ -185,6 +183,21 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         if self._prepared:
             self._complete(collection)
 
+    def _assign(self, tensor_name: str, collection_name: str) -> None:
+        """Make ``tensor_name`` an explicit member of ``collection_name``."""
+        known = self.collection_manager.find(collection_name) if self._prepared else None
+        if known is not None and tensor_name in known.tensor_names:  # per-step calls: the usual answer
+            return
+        coll = self.get_collection(collection_name)
+        if tensor_name not in coll.tensor_names:
+            coll.add_tensor_name(tensor_name)
+            self._tensor_colls.pop(tensor_name, None)
+            self._forget_plans()
+            self._dirty = True
+
+    def _forget_plans(self) -> None:
+        """Drop what a framework adapter cached about which tensors a step saves."""
+
     def _complete(self, coll: Collection) -> None:
         coll.complete(self.save_config, self.reduction_config)
 
@@ -194,10 +207,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         cm = self.collection_manager
         if check:
             cm.check_configured()
-        every = CollectionKeys.ALL in self.include_collections
-        self._to_save = [
-            c for c in cm if c.name in self.include_collections or (every and c.name not in NAMED_ONLY_COLLECTIONS)
-        ]
+        self._to_save = cm.saved(self.include_collections)
         for coll in cm:
             self._complete(coll)
         self._schedule = DueCollections(self._to_save)
@@ -218,105 +228,100 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
     def set_mode(self, mode: ModeKeys) -> None:
         """Switch to ``mode``; each mode keeps its own step count.
 
-        Raises:
-            HookConfigError: ``mode`` is not a :class:`ModeKeys` member.
+        Raises: HookConfigError: ``mode`` is not a :class:`ModeKeys` member.
         """
-        if mode is self.mode:  # every step of a framework loop sets it again: keep that cheap
+        clock = self._clock
+        if mode is clock.mode:  # every step of a framework loop sets it again: keep that cheap
             return
         if mode not in ModeKeys.__members__.values():
             msg = field_error_message("mode", "one of modes.TRAIN, EVAL, PREDICT, GLOBAL", mode)
             raise HookConfigError(msg, field="mode", value=mode)
-        self.mode = ModeKeys(mode)
-        self._quiet_mode = None
-        if self._prepared and self.step >= 0:
+        clock.mode = ModeKeys(mode)
+        self._quiet.allow(None)
+        if self._prepared and clock.step >= 0:
             self._due = self._compute_due()
 
     def _compute_due(self) -> frozenset[Collection]:
-        return self._schedule.at(self.mode, self.mode_steps[self.mode]) if self._writes else NOTHING_DUE
+        clock = self._clock
+        return self._schedule.at(clock.mode, clock.mode_steps[clock.mode]) if self._writes else NOTHING_DUE
+
+    def _quiet_step(self, mode: ModeKeys) -> bool:
+        """Open the next step of ``mode`` the quiet way if it saves nothing (see ``_quiet``)."""
+        return self._quiet.open(mode)
 
     def _start_step(self, at: int | None = None) -> None:
-        """Close the running step and open the next one (smdebug's ``_increment_step``).
-
-        ``at`` sets the global and mode step instead of incrementing (XGBoost's iteration).
-        """
-        if not self._prepared:
-            self._prepare()
-            self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
+        """Close the running step and open the next one (smdebug's ``_increment_step``); ``at``
+        sets the global and mode step instead of incrementing (XGBoost's iteration)."""
+        if not self._running:  # the first step: the profiler's config, the collections fixed, close at exit
+            self._running = True
+            self._metrics = FrameworkMetrics.create(self.context)
+            if not self._prepared:  # Keras' fit prepares first; that hook is not closed at exit (as before)
+                self._prepare()
+                self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
         self._end_step()
-        now = time.time() if self._metrics is not None else 0.0
-        if at is None:
-            self.step += 1
-            self.mode_steps[self.mode] += 1
-        else:
-            self.step = self.mode_steps[self.mode] = at
-        if self.mode != ModeKeys.GLOBAL:
-            self.mode_steps[ModeKeys.GLOBAL] = self.step
+        metrics = self._metrics
+        self._step_started = time.time() if metrics is not None else 0.0
+        self._clock.advance(at)
         self._due = self._compute_due()
-        self._step_mode, self._step_mode_step = self.mode, self.mode_steps[self.mode]
-        self._step_started = now
-        self._step_open = True
         # the steps that may open on the quiet path: none with step timing (each is recorded)
-        self._quiet_mode = self.mode if self._metrics is None else None
-        self._quiet_below = -1  # the next due step: worked out by _quiet_step, when asked
-
-    _claim: WorkerClaim | None = None  # one writer per (out_dir, worker), taken at the first write
+        self._quiet.allow(self._clock.mode if metrics is None else None)
 
     def _output_for_step(self) -> StepOutput:
         if self._output is None:
-            # The previous step's files are on disk before this step holds anything: a killed
-            # process loses at most the step in flight (the one being written, or this one).
-            if self._background is not None:
-                self._background.wait_idle()
-            if self._claim is None:
-                self._claim = claim_worker(self.out_dir, self.worker)
-                if self._background is not None:  # a reader in this process flushes it (format._in_process)
-                    register_writer(self.out_dir, self._background)
-            self._output = StepOutput(self.out_dir, worker=self.worker, step=self.step, mode=self._step_mode,
-                                      mode_step=self._step_mode_step, tensorboard=self._tb,
-                                      background=self._background, arenas=self._arenas,
-                                      uncached=self._uncached,
-                                      keep_colon_index=self.reductions_keep_colon_index)  # fmt: skip
+            clock = self._clock
+            self._output = self._writer.open_step(
+                self.worker, clock.step, clock.step_mode, clock.step_mode_step, self._tb
+            )
         return self._output
 
     def _end_step(self, *, final: bool = False) -> None:
-        if not self._step_open:
+        clock = self._clock
+        if not clock.open:
             return
-        self._step_open = False
+        clock.open = False
         if self._metrics is not None and self._step_started is not None:
-            mode = self._step_mode
+            mode = clock.step_mode
             self._metrics.record(
-                f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), self._step_mode_step, mode
+                f"Step:ModeKeys.{mode.name}", self._step_started, time.time(), clock.step_mode_step, mode
             )
-        if self._pending and self._writes:
-            self._flush_pending()
-        if self._scalars:
-            self._write_scalars(final)
+        saves = self._saves
+        if saves.pending and self._writes:
+            saves.write_pending()
+        if saves.scalars:
+            saves.write_scalars(final)
         if self._output is not None:
             if self._output.close():
-                self.last_saved_step = self.step
+                self.last_saved_step = clock.step
             self._output = None
         if self.last_saved_step is not None and (not self._exported or self._dirty):
             self.export_collections()
 
-    def _flush_pending(self) -> None:
-        if not self._pending:
-            return
-        mode, step = self._step_mode, self._step_mode_step
-        for name, (array, dtype, targets) in list(self._pending.items()):
-            explicit = [self.get_collection(t) for t in targets]
-            due = [c for c in explicit if c.save_config.should_save_step(mode, step)]  # type: ignore[union-attr]
-            due += [c for c in self._collections_of(name) if c in self._due and c not in due]
-            if due:
-                del self._pending[name]
-                self._output_for_step().write_tensor(name, array, dtype, due)
-
     def _flush_writes(self) -> None:
         """Wait until every finished step is on disk (the hook stays open): for frameworks
         that leave the hook for long, e.g. XGBoost's ``after_training``."""
-        if self._background is not None:
-            self._background.flush()
+        self._writer.flush()
 
     # --- saving ------------------------------------------------------------------------------
+    def save_tensor(
+        self, tensor_name: str, tensor_value: Any, collections_to_write: str | Iterable[str] = "default"
+    ) -> None:
+        """Save a value under ``tensor_name`` into one or more collections (new names allowed):
+        copied now, written into the first step (this one included) where one of them is due.
+
+        Raises:
+            HookConfigError: empty name or collection names that are not strings.
+        """
+        self._saves.save_tensor(tensor_name, tensor_value, collections_to_write)
+
+    def save_scalar(self, name: str, value: Any, sm_metric: bool = False, timestamp: float | None = None) -> None:
+        """Save a scalar as ``scalar/<name>`` in the current step (always written); ``timestamp``
+        (seconds since the epoch) is the event's ``wall_time``; ``sm_metric``: for smdebug compatibility.
+
+        Raises:
+            HookConfigError: ``value`` has more than one element, or ``timestamp`` is not a number.
+        """
+        self._saves.save_scalar(name, value, timestamp)
+
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
         """Framework adapters override this (PyTorch: bfloat16)."""
         return to_numpy(value)
@@ -341,9 +346,8 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         if not self._writes:
             return
         num_workers = self.context.world_size if self.save_all_workers else 1
-        write_collections_file(self.out_dir, self.worker, self.collection_manager.to_json_dict(), num_workers)
-        self._exported = True
-        self._dirty = False
+        self._writer.write_collections(self.worker, self.collection_manager.to_json_dict(), num_workers)
+        self._exported, self._dirty = True, False
 
     def close(self) -> None:
         """Write the last step, refresh the collections JSON, close TensorBoard and mark the end.
@@ -361,9 +365,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
             if not self._prepared:
                 self._prepare(check=False)  # no step ran: smdebug never checks then
             self._end_step(final=True)
-            if self._background is not None:
-                self._background.close()
-                unregister_writer(self.out_dir, self._background)
+            self._writer.close()
             if self._writes:
                 self.export_collections()
                 if not self.context.sagemaker_job and self.context.rank == 0:
@@ -372,8 +374,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
             self._tb.close()
         if self._metrics is not None:
             self._metrics.close()
-        if self._claim is not None:
-            self._claim.release()
+        self._writer.release()
 
     def __getstate__(self) -> dict[str, Any]:
         # torch.save(model) pickles the modules' hooks: the hook itself is never pickled (smdebug)
@@ -384,6 +385,7 @@ class BaseHook(QuietSteps, ExplicitSaves, NeverCrashGuard):
         self._disabled = self._closed = True
         self._metrics = None
         self._due = NOTHING_DUE
+        self._clock = StepClock()
 
     def _cleanup(self) -> None:
         """smdebug's name for what ``close()`` does (scripts and tests call it)."""

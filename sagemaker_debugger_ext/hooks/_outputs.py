@@ -29,13 +29,6 @@ class TensorBoardExport:
         self.logdir = logdir
         self._writers: dict[ModeKeys, Any] = {}
 
-    @staticmethod
-    def resolve_dir(out_dir: str, export: bool, tensorboard_dir: str | os.PathLike[str] | None) -> str | None:
-        """smdebug's rule: a given dir is used; ``export`` without one means ``<out_dir>/tensorboard``."""
-        if tensorboard_dir is not None:
-            return str(tensorboard_dir)
-        return os.path.join(out_dir, "tensorboard") if export else None
-
     def _writer(self, mode: ModeKeys) -> Any:
         writer = self._writers.get(mode)
         if writer is None:

@@ -76,7 +76,7 @@ def test_hook_writer_niceness_default_and_from_environment(tmp_path: Path, monke
             hook.advance_step()
             hook.record_tensor_value("x", np.full(4, step, np.float32))
         hook._flush_writes()
-        assert hook._background is not None and _thread_niceness(hook._background) == expected
+        assert hook._writer.background is not None and _thread_niceness(hook._writer.background) == expected
         hook.close()
         trial = create_trial(str(out))
         assert [trial.tensor("x").value(s).tolist() for s in trial.steps()] == [[s] * 4 for s in range(3)]

@@ -122,7 +122,7 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tm
         opt.step()
     host_bytes = hook._device_reductions.host_bytes
     hook.close()
-    assert hook._arenas.bytes_copied == 0  # no host copy of any tensor
+    assert hook._writer.arenas.bytes_copied == 0  # no host copy of any tensor
     trial = create_trial(str(tmp_path / "run"))
     assert trial.steps() == [0, 1, 2]
     checked = 0
@@ -151,4 +151,4 @@ def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> 
         net(torch.zeros(2, 16)).sum().backward()
     hook.close()
     assert hook._device_reductions.host_bytes == 0
-    assert hook._arenas.bytes_copied == 2 * net.weight.numel() * 4
+    assert hook._writer.arenas.bytes_copied == 2 * net.weight.numel() * 4

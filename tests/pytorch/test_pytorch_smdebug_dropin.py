@@ -92,8 +92,8 @@ def read_in_process():
     gate = threading.Event()
     for i in range(100):
         model(torch.randn(2, 4)).sum().backward()
-        if i == 80 and getattr(hook, "_background", None) is not None:
-            hook._background.submit_call(lambda: gate.wait(60), counted=False)
+        if i == 80 and getattr(getattr(hook, "_writer", None), "background", None) is not None:
+            hook._writer.background.submit_call(lambda: gate.wait(60), counted=False)
     opener = threading.Timer(1.5, gate.set)
     opener.start()
     steps = create_trial(OUT + "/in_process").steps()

@@ -40,8 +40,8 @@ def _train(out: Path, gate: threading.Event, steps: int = 100) -> Hook:
         hook.advance_step()
         hook.record_tensor_value("fc.weight", np.full((3, 3), step, dtype=np.float32))
         if step == 80:  # the step's files are handed over when step 81 starts: after this
-            assert hook._background is not None
-            hook._background.submit_call(lambda: gate.wait(60), counted=False)  # a slowed writer
+            assert hook._writer.background is not None
+            hook._writer.background.submit_call(lambda: gate.wait(60), counted=False)  # a slowed writer
     return hook
 
 

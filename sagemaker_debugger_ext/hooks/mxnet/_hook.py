@@ -13,7 +13,6 @@ rule). A loss block given to ``register_block`` saves ``<loss.name>_output_0`` (
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -21,12 +20,9 @@ import mxnet as mx
 import numpy as np
 
 from ..._exceptions import HookError, field_error_message
-from ...modes import ModeKeys
 from .. import _current
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, CollectionKeys
 from .._hook import BaseHook
-from .._reduction_config import ReductionConfig
-from .._save_config import SaveConfig, SaveConfigMode
 
 __all__ = ["MXNET_BUILTIN_REGEXES", "Hook"]
 
@@ -62,24 +58,7 @@ class Hook(BaseHook):
     builtin_collections: ClassVar[Mapping[str, list[str]]] = MXNET_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
 
-    def __init__(
-        self,
-        out_dir: str | os.PathLike[str] | None = None,
-        export_tensorboard: bool = False,
-        tensorboard_dir: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-        reduction_config: ReductionConfig | None = None,
-        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
-        include_regex: Iterable[str] | None = None,
-        include_collections: Iterable[str] | None = None,
-        save_all: bool = False,
-        include_workers: str = "one",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config, save_config,
-            include_regex, include_collections, save_all, include_workers, **kwargs,
-        )  # fmt: skip
+    def _init_adapter(self) -> None:
         self.model: mx.gluon.Block | None = None
         self.last_block: mx.gluon.Block | None = None
         self.registered_blocks: set[mx.gluon.Block] = set()
@@ -137,7 +116,7 @@ class Hook(BaseHook):
         self._guarded(self._next_step, block)
 
     def _next_step(self, block: mx.gluon.Block) -> None:
-        if self._step_open and self._due:
+        if self._clock.open and self._due:
             self._log_params(block)
         self._start_step()
         self._io_index.clear()
@@ -185,7 +164,7 @@ class Hook(BaseHook):
 
     def close(self) -> None:
         """Save the last step's parameters and gradients, write it and finish the run."""
-        if not self._closed and not self._disabled and self._step_open and self._due and self.last_block is not None:
+        if not self._closed and not self._disabled and self._clock.open and self._due and self.last_block is not None:
             self._guarded(self._log_params, self.last_block)
         super().close()
 

@@ -31,7 +31,7 @@ from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
 
-__all__ = ["DEVICE_OPS", "DeviceReductions", "DeviceReductionsMixin", "device_plan", "reduce_tensors", "stored_dtype"]
+__all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
 _F64 = torch.float64
 _FLOAT8: frozenset[torch.dtype] = frozenset(
@@ -126,6 +126,20 @@ class DeviceReductions:
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
         self.host_bytes = 0
 
+    def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
+        """Reduce ``value`` on its device when ``collections`` (all due) ask for reductions
+        only and it qualifies (see the module doc), into a record of the step's ``output()``;
+        returns whether it did (else the hook copies it to the host)."""
+        if not isinstance(value, torch.Tensor) or is_sharded(value):
+            return False
+        plan = device_plan(collections)
+        dtype = stored_dtype(value) if plan is not None else None
+        if plan is None or dtype is None:
+            return False
+        ops, shape = plan
+        self.add(output().write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
+        return True
+
     def add(self, record: Reductions, tensor: torch.Tensor, dtype: np.dtype[Any]) -> None:
         """Reduce ``tensor`` into ``record``: now, when the enclosing :meth:`batch` ends, or,
         during a backward pass (gradients), when that pass ends, all its gradients together
@@ -194,37 +208,3 @@ class DeviceReductions:
             with np.errstate(over="ignore"):
                 for (record, dtype), row in zip(records, table, strict=True):
                     record.values = row.astype(dtype)
-
-
-class DeviceReductionsMixin:
-    """The PyTorch hook's part: tensors of reductions-only collections go to a
-    :class:`DeviceReductions` (``_device_reductions``) instead of a host copy, and a step's
-    scalars are brought to the host before its files are written."""
-
-    _tb: Any
-    _output_for_step: Callable[[], StepOutput]
-    _guarded: Callable[..., Any]
-
-    @property
-    def _device_reductions(self) -> DeviceReductions:
-        found: DeviceReductions | None = self.__dict__.get("_device_reductions_")
-        if found is None:
-            found = self.__dict__["_device_reductions_"] = DeviceReductions()
-        return found
-
-    def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
-        if isinstance(value, torch.Tensor) and self._tb is None and not is_sharded(value):
-            plan = device_plan(collections)
-            dtype = stored_dtype(value) if plan is not None else None
-            if plan is not None and dtype is not None:
-                ops, shape = plan
-                record = self._output_for_step().write_reductions(name, ops, tuple(value.shape) if shape else None)
-                self._device_reductions.add(record, value, dtype)
-                return
-        super()._write_for(name, value, collections, private)  # type: ignore[misc]
-
-    def _end_step(self, *, final: bool = False) -> None:
-        reductions = self.__dict__.get("_device_reductions_")
-        if reductions is not None and reductions.pending:  # the step's scalars reach the host before its files
-            self._guarded(reductions.finish)
-        super()._end_step(final=final)  # type: ignore[misc]

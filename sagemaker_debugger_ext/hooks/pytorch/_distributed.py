@@ -153,7 +153,8 @@ class ShardedParams:
 
     def on_step(self, hook: Hook) -> None:
         """At the start of a step (every rank): gather the due parameters, hook the due gradients."""
-        due = hook._schedule.at(hook.mode, hook.mode_steps[hook.mode])  # what the writers save, on every rank
+        clock = hook._clock
+        due = hook._schedule.at(clock.mode, clock.mode_steps[clock.mode])  # what the writers save, on every rank
         if due:
             self.save_gathered(hook, due)
         if hook._due and hook.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT) and not hook._own_backward:

@@ -15,9 +15,8 @@ honoured too. Every registered module carries smdebug's ``_module_name`` attribu
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -27,9 +26,7 @@ from ..._exceptions import HookError, field_error_message
 from ...modes import ModeKeys
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
 from .._hook import BaseHook
-from .._reduction_config import ReductionConfig
-from .._save_config import SaveConfig, SaveConfigMode
-from ._device_reductions import DeviceReductionsMixin
+from ._device_reductions import DeviceReductions
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
@@ -39,7 +36,7 @@ from ._tensors import iter_tensors, tensor_to_numpy
 __all__ = ["Hook"]
 
 
-class Hook(DeviceReductionsMixin, BaseHook):
+class Hook(BaseHook):
     """Saves a PyTorch model's tensors while it trains (same API as ``smdebug.pytorch.Hook``).
 
     Example::
@@ -60,24 +57,9 @@ class Hook(DeviceReductionsMixin, BaseHook):
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
     scalars_wait_for_saved_step = True  # smdebug: written when a saved step ends, or at close()
 
-    def __init__(
-        self,
-        out_dir: str | os.PathLike[str] | None = None,
-        export_tensorboard: bool = False,
-        tensorboard_dir: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-        reduction_config: ReductionConfig | None = None,
-        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
-        include_regex: Iterable[str] | None = None,
-        include_collections: Iterable[str] | None = None,
-        save_all: bool = False,
-        include_workers: str = "one",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(
-            out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config, save_config,
-            include_regex, include_collections, save_all, include_workers, **kwargs,
-        )  # fmt: skip
+    def _init_adapter(self) -> None:
+        self._roots: list[torch.nn.Module] = []  # the registered modules: their forward starts a step
+        self._device_reductions = DeviceReductions()  # reductions-only tensors: reduced where they are
         self._modules: dict[torch.nn.Module, str] = {}
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
@@ -125,7 +107,8 @@ class Hook(DeviceReductionsMixin, BaseHook):
         params = self._sharded.add(module, parameter_names(module))
         self._params.extend(params)
         module.register_forward_pre_hook(self.forward_pre_hook)
-        if self._metrics is not None:
+        self._roots.append(module)
+        if self._metrics is not None:  # else at the first step, when profiling (_prepare)
             module.register_forward_hook(self._forward_end)
         if self._own_forward:
             for sub in names:
@@ -161,6 +144,9 @@ class Hook(DeviceReductionsMixin, BaseHook):
 
     def _prepare(self, *, check: bool = True) -> None:
         on_first_step(self)
+        if self._metrics is not None:  # the first step, profiling: the forward pass's end is recorded
+            for module in self._roots:
+                module.register_forward_hook(self._forward_end)
         # smdebug's _prepare_collections: Collection.add_module_tensors -> the module's names
         for coll in self.collection_manager:
             for mod, (inputs, outputs) in coll.modules.items():
@@ -239,7 +225,10 @@ class Hook(DeviceReductionsMixin, BaseHook):
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
         if self._metrics is not None and self._forward_started:
-            self._metrics.record("forward", self._forward_started, time.time(), self.mode_steps[self.mode], self.mode)
+            clock = self._clock
+            self._metrics.record(
+                "forward", self._forward_started, time.time(), clock.mode_steps[clock.mode], clock.mode
+            )
 
     def _attach(self) -> _SavePlan:
         """Attach forward and gradient hooks for this (saved) step only."""
@@ -293,7 +282,7 @@ class Hook(DeviceReductionsMixin, BaseHook):
         self._attached = None  # the attached hooks follow a forgotten plan: re-attached next step
 
     def _train_mode(self) -> bool:
-        return self.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
+        return self._clock.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
 
     def _detach(self) -> None:
         self._attached = None
@@ -378,6 +367,15 @@ class Hook(DeviceReductionsMixin, BaseHook):
         if isinstance(value, torch.Tensor):
             return tensor_to_numpy(value)
         return super()._to_numpy(value)
+
+    def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
+        if self._tb is not None or not self._device_reductions.take(name, value, collections, self._output_for_step):
+            super()._write_for(name, value, collections, private)
+
+    def _end_step(self, *, final: bool = False) -> None:
+        if self._device_reductions.pending:  # the step's scalars reach the host before its files
+            self._guarded(self._device_reductions.finish)
+        super()._end_step(final=final)
 
     def _write_layer_stat(self, name: str, value: np.ndarray) -> None:
         colls = [c for c in self._collections_of(name) if c in self._layer_stats_due]

@@ -144,7 +144,7 @@ def save_reduced(
 ) -> None:
     """At run time: store the reductions of ``name`` computed in the step (``row``, in the
     order of ``computed``) for its due collections, as ``_tap_save`` stores a value."""
-    if hook._disabled or not hook._step_open or not hook._due:
+    if hook._disabled or not hook._clock.open or not hook._due:
         return
     with hook._tap_lock:
         if name in hook._tapped:

@@ -22,9 +22,8 @@ import tensorflow as tf
 
 from ...modes import ModeKeys
 from .._collections import TF_BUILTIN_REGEXES, CollectionKeys
+from .._context import TrainingContext
 from .._hook import BaseHook
-from .._reduction_config import ReductionConfig
-from .._save_config import SaveConfig, SaveConfigMode
 from . import _singleton
 from ._context import context_from_environ
 from ._graph import call_at_runtime, in_graph
@@ -60,25 +59,10 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         CollectionKeys.METRICS, CollectionKeys.LOSSES, CollectionKeys.SM_METRICS,
     )  # fmt: skip
 
-    def __init__(
-        self,
-        out_dir: str | os.PathLike[str] | None = None,
-        export_tensorboard: bool = False,
-        tensorboard_dir: str | os.PathLike[str] | None = None,
-        dry_run: bool = False,
-        reduction_config: ReductionConfig | None = None,
-        save_config: SaveConfig | SaveConfigMode | Mapping[ModeKeys, SaveConfigMode] | None = None,
-        include_regex: Iterable[str] | None = None,
-        include_collections: Iterable[str] | None = None,
-        save_all: bool = False,
-        include_workers: str = "one",
-        **kwargs: Any,
-    ) -> None:
-        kwargs.setdefault("context", context_from_environ(os.environ))
-        BaseHook.__init__(
-            self, out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config, save_config,
-            include_regex, include_collections, save_all, include_workers, **kwargs,
-        )  # fmt: skip
+    def _context_from_environ(self) -> TrainingContext:
+        return context_from_environ(os.environ)  # TF_CONFIG's cluster too
+
+    def _init_adapter(self) -> None:
         keras.callbacks.Callback.__init__(self)
         self.optimizer: Any = None
         self._flag: tf.Variable | None = None
@@ -132,7 +116,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
     def on_epoch_end(self, epoch: int, logs: Mapping[str, Any] | None = None) -> None:
         """The epoch's logs (``val_*``, and ``batch`` = the epoch) go into the last step, as
         smdebug (names that step already holds are kept); the step is then written."""
-        if self._disabled or self._closed or not self._step_open:
+        if self._disabled or self._closed or not self._clock.open:
             return
         with self._guard():
             self._save_logs({**(logs or {}), "batch": epoch}, epoch_end=True)
@@ -195,7 +179,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
             model = self.model
             if model is not None and not self._variables_delivered:
                 variables = self._model_weights(model)
-                if self._step_mode == ModeKeys.TRAIN:
+                if self._clock.step_mode == ModeKeys.TRAIN:
                     variables = variables + self._optimizer_variables(model)
                 self._save_variables(variables)
 
@@ -278,7 +262,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         is shared; a variable's update writes a new buffer then). ``caught``: a value of the
         taps (gradients of a wrapped optimizer, layer and model inputs/outputs), saved only
         into the collections it was caught for and ``all``, never a regex of the user's."""
-        if self._disabled or not self._step_open or not self._due:
+        if self._disabled or not self._clock.open or not self._due:
             return
         with self._tap_lock:
             if name in self._tapped:

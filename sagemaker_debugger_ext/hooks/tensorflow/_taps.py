@@ -110,8 +110,8 @@ class TapsMixin:
             self._flag_value = on
         elif on != self._flag_value:
             if not isinstance(flag, tf.distribute.DistributedValues):
-                # the op itself: Variable.assign's Python costs about 100 us of the step
-                # that switches the taps (measured inside fit, twice per saved step)
+                # the op itself: Variable.assign's Python is a large part of the step that
+                # switches the taps (twice per saved step; docs/hook.md, "Measurements")
                 _assign_variable(resource=flag.handle, value=self._flag_states[on])
             else:  # a distributed variable (MirroredStrategy) assigns all its components
                 flag.assign(self._flag_states[on], read_value=False)
@@ -124,8 +124,8 @@ class TapsMixin:
         Nothing in the traced step waits on the tap: ``tf.function``'s automatic control
         dependencies run every stateful op (the tap's ``numpy_function``) before the call
         returns. Making the layer's output depend on the tap (an identity under a control
-        dependency) cost 17 % of a small MLP's step, measured, by holding the next layer
-        back until the branch had run."""
+        dependency) would hold the next layer back until the branch had run (its cost:
+        docs/hook.md, "Measurements behind the hook's design")."""
         if _jax_traced(tensors):  # the values arrive through a host callback when the step runs
             import jax
 

@@ -118,11 +118,12 @@ class Hook(BaseHook, TrainingCallback):
         nothing else (smdebug writes it there); when the last step's files are already on
         disk, it is written at the next step number instead of rewriting them.
         """
-        if not self._closed and self._prepared and self._scalars and not self._step_open and self.step >= 0:
-            if self.last_saved_step == self.step:
-                self.step += 1
-                self.mode_steps[self._step_mode] = self._step_mode_step = self._step_mode_step + 1
-            self._step_open = True
+        clock = self._clock
+        if not self._closed and self._prepared and self._saves.scalars and not clock.open and clock.step >= 0:
+            if self.last_saved_step == clock.step:
+                clock.advance(mode=clock.step_mode)
+            else:
+                clock.open = True
         super().close()
 
     def _to_numpy(self, value: Any) -> tuple[np.ndarray, str | None]:
