@@ -20,7 +20,7 @@ import pytest
 def serve_on_moto(moto_server: str, monkeypatch: pytest.MonkeyPatch, *, bucket_prefix: str) -> Iterator[Any]:
     """Yields ``url`` (serve's), ``client`` (its LocalTrainingClient), ``s3``, ``sm`` and a fresh ``bucket``."""
     from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._api_server import ApiServer
+    from sagemaker_debugger_ext.local.api._server import ApiServer
 
     monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)  # the jobs' processes inherit it

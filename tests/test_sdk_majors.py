@@ -75,7 +75,7 @@ _OTHER = {
     2: [("sagemaker_debugger_ext.train", 3)],
     3: [
         ("sagemaker_debugger_ext.estimator", 2),
-        ("sagemaker_debugger_ext.local._session", 2),
+        ("sagemaker_debugger_ext.local.caller._session", 2),
         ("sagemaker_debugger_ext.cloud._session", 2),
     ],
 }

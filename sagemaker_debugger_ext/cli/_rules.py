@@ -15,7 +15,7 @@ from .._exceptions import RuleNotFoundError, StorageNotFoundError
 from ..rules._catalog import catalog, profiler_catalog
 from ..rules._report import REPORT_JSON
 from ..rules._result import EvaluationStatus
-from ..rules._runner import PROFILER_RULE_NAMES, RunRequest, run_rule
+from ..rules._run_rule import PROFILER_RULE_NAMES, RunRequest, run_rule
 from ..rules.builtin import BUILTIN_RULES
 
 __all__ = ["HELP", "add_arguments", "run"]

@@ -13,7 +13,7 @@ from .._exceptions import ConfigValueError, field_error_message
 from .._sdk_major import require_sdk
 from ..config import DebuggerHookConfig
 from ..config._addresses import check_output_address
-from ..local._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
+from ..local.events._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
 from ._local_rules import builtin_rule, custom_rule
 from ._local_view import print_summary
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 
 from .._exceptions import ConfigValueError, field_error_message
-from ..local._api_server import ApiServer
-from ..local._client import LocalTrainingClient
+from ..local.api._client import LocalTrainingClient
+from ..local.api._server import ApiServer
 
 __all__ = ["HELP", "add_arguments", "run"]
 

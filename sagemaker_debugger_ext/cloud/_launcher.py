@@ -40,10 +40,11 @@ from .._container_env import (
 )
 from ..format._files import atomic_write
 from ..integrations import _autopatch as trainer_integrations
-from ..local._container import _config_files, profiler_enabled
-from ..local._job_store import JobPaths
-from ..local._runner import ChildProcess, terminate_all
-from ..local._sync import Syncer, SyncTarget, SyncThread
+from ..local.store._job_spec import profiler_enabled
+from ..local.store._job_store import JobPaths
+from ..local.supervisor._child_process import ChildProcess, terminate_all
+from ..local.supervisor._container import _config_files
+from ..local.supervisor._sync import Syncer, SyncTarget, SyncThread
 from ..request._paths import debugger_artifacts_path, profiler_artifacts_path
 from ._bundle import BUNDLE_CONFIG
 

@@ -29,7 +29,7 @@ from ..config._hook import DebuggerHookConfig
 from ..config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from ..config._profiler import ProfilerConfig
 from ..config._rules import ProfilerRule, Rule
-from ..local._sdk_patches import apply_local_output_default
+from ..local.caller._sdk_patches import apply_local_output_default
 from ._support import (
     bind_arguments,
     capture_create_request,

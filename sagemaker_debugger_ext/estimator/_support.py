@@ -16,7 +16,7 @@ from ..config._framework_profile import FixedProfilingParameters
 from ..config._hook import DebuggerHookConfig, TensorBoardOutputConfig
 from ..config._profiler import ProfilerConfig
 from ..config._rules import RuleBase
-from ..local._sdk_patches import is_our_local_session
+from ..local.caller._sdk_patches import is_our_local_session
 
 __all__ = [
     "bind_arguments",
@@ -69,7 +69,7 @@ def is_local_instance(instance_type: Any) -> bool:
 def make_local_session() -> Any:
     """Build ``sagemaker_debugger_ext.local.LocalSession()`` (imported lazily)."""
     try:
-        # local._session: sagemaker.local, rules and trials; only when a local instance type is used.
+        # local.caller._session: sagemaker.local, rules and trials; only when a local instance type is used.
         from ..local import LocalSession
     except ImportError as exc:
         msg = (

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._client import LocalTrainingClient, default_output_path
-from ._job_store import JobStore
+from .api._client import LocalTrainingClient, default_output_path
+from .store._job_store import JobStore
 
 if TYPE_CHECKING:
-    from ._session import LocalSagemakerClient, LocalSession
+    from .caller._session import LocalSagemakerClient, LocalSession
 
 __all__ = ["JobStore", "LocalSagemakerClient", "LocalSession", "LocalTrainingClient", "default_output_path"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("LocalSession", "LocalSagemakerClient"):
-        from . import _session
+        from .caller import _session
 
         return getattr(_session, name)
     msg = f"module {__name__!r} has no attribute {name!r}"

@@ -25,7 +25,7 @@ from ._invoker import invoke_rule
 from ._req_tensors import RequiredTensors
 from ._result import EvaluationStatus, Finding, RuleResult, RuleStatus
 from ._rule import Rule
-from ._runner import RunOutcome, RunRequest, run_rule
+from ._run_rule import RunOutcome, RunRequest, run_rule
 from .builtin import BUILTIN_RULES, RECOMMENDED_RULE_PARAMETERS, recommended_rule, recommended_rule_parameters
 
 __all__ = [

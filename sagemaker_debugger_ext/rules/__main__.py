@@ -26,7 +26,7 @@ from types import FrameType
 from .._rule_status import write_status
 from ._catalog import catalog
 from ._result import EvaluationStatus
-from ._runner import RunRequest, run_rule
+from ._run_rule import RunRequest, run_rule
 
 __all__ = ["build_parser", "main"]
 

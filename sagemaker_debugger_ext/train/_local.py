@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..local._client import TERMINAL_STATUSES
-from ..local._job_store import JobStore
-from ..local._logs import LogFollower
+from ..local.api._client import TERMINAL_STATUSES
+from ..local.caller._logs import LogFollower
+from ..local.store._job_store import JobStore
 
 __all__ = ["DEFAULT_ENDPOINT", "is_local_session", "local_session", "wait_locally"]
 

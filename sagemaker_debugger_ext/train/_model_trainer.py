@@ -41,7 +41,7 @@ from ..config._arguments import convert_debugger_arguments
 from ..config._hook import DebuggerHookConfig
 from ..config._images import DETAILED_PROFILER_PREFIX, region_supports_debugger
 from ..config._rules import RuleBase
-from ..local._rule_coverage import rule_coverage_warnings
+from ..local.store._rule_coverage import rule_coverage_warnings
 from . import _wire
 from ._local import is_local_session, wait_locally
 from ._self_hosted import SelfHostedOptions, rule_job_summary, self_hosted_options, stage_source_code

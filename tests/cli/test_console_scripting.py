@@ -18,7 +18,7 @@ LONG_NAME = "local-python-2026-11-23-19-52-05-123-a-long-job-name-to-copy"  # 61
 def job(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path]:
     """One finished local job with a long name; returns the CLI environment and its debug output."""
     from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._job_store import JobStore
+    from sagemaker_debugger_ext.local.store._job_store import JobStore
 
     home = tmp_path_factory.mktemp("scripting-home")
     out = tmp_path_factory.mktemp("scripting-out")

@@ -20,8 +20,8 @@ import boto3
 import pytest
 from polling import wait_until
 
-from sagemaker_debugger_ext.local._describe import response_problems
-from sagemaker_debugger_ext.local._runner import pid_alive
+from sagemaker_debugger_ext.local.api._describe import response_problems
+from sagemaker_debugger_ext.local.store._job_store import pid_alive
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

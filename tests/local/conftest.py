@@ -106,7 +106,7 @@ def job_pids_alive() -> Callable[..., dict[str, int]]:
     pid_max is often 32768: on a busy machine an ended process's pid is soon reused, so a
     bare ``pid_alive`` check can see an unrelated process; this one checks it is the job's.
     """
-    from sagemaker_debugger_ext.local._runner import pid_alive
+    from sagemaker_debugger_ext.local.store._job_store import pid_alive
 
     def alive(state: dict[str, Any], job_root: Path, job_name: str) -> dict[str, int]:
         return {
@@ -131,7 +131,7 @@ def served(moto_server: str, monkeypatch: pytest.MonkeyPatch, standin_path: None
     import boto3
 
     from sagemaker_debugger_ext.local import LocalTrainingClient
-    from sagemaker_debugger_ext.local._api_server import ApiServer
+    from sagemaker_debugger_ext.local.api._server import ApiServer
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)
     client = LocalTrainingClient(

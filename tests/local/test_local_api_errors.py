@@ -104,7 +104,7 @@ def _matches(message: str, documented: str) -> bool:
 
 def test_error_table_is_complete() -> None:
     """Every served operation appears in the table, with its unknown-job row where it takes a name."""
-    from sagemaker_debugger_ext.local._api_server import OPERATIONS
+    from sagemaker_debugger_ext.local.api._server import OPERATIONS
 
     rows = _table()
     operations = {row[0] for row in rows}
@@ -115,7 +115,7 @@ def test_error_table_is_complete() -> None:
 
 def test_error_table_row_by_row(served: Any, make_request: Any) -> None:
     """Each documented case gets exactly the documented code and message from the server."""
-    from sagemaker_debugger_ext.local._processing_client import LocalProcessingClient
+    from sagemaker_debugger_ext.local.api._processing_client import LocalProcessingClient
 
     processing = LocalProcessingClient(served.client.store, region="us-west-2")
     served.client_processing_wait = lambda name: processing.wait(name, timeout_s=120)

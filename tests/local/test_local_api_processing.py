@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from polling import wait_until
 
-from sagemaker_debugger_ext.local._describe import response_problems
+from sagemaker_debugger_ext.local.api._describe import response_problems
 
 _SCRIPT = """
 import os, pathlib, sys

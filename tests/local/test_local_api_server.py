@@ -17,8 +17,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from sagemaker_debugger_ext.local._api_server import ApiServer
-from sagemaker_debugger_ext.local._describe import response_problems
+from sagemaker_debugger_ext.local.api._describe import response_problems
+from sagemaker_debugger_ext.local.api._server import ApiServer
 
 
 @pytest.fixture

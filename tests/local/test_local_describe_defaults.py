@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sagemaker_debugger_ext._exceptions import LocalJobInputError
-from sagemaker_debugger_ext.local._describe import describe_response, response_problems
-from sagemaker_debugger_ext.local._job_spec import resolve_request_addresses
+from sagemaker_debugger_ext.local.api._describe import describe_response, response_problems
+from sagemaker_debugger_ext.local.store._job_spec import resolve_request_addresses
 
 OUT = "file:///tmp/out"
 

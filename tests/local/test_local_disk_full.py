@@ -162,7 +162,7 @@ def test_describe_of_a_dead_supervisor_on_a_full_disk(
 ) -> None:
     """A job whose supervisor vanished reads as Failed although its state cannot be saved."""
     from sagemaker_debugger_ext._exceptions import DiskFullError
-    from sagemaker_debugger_ext.local._job_store import atomic_write_json
+    from sagemaker_debugger_ext.local.store._job_store import atomic_write_json
 
     home = small_disk("home")
     client = _client(home, monkeypatch)

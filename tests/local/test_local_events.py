@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from sagemaker_debugger_ext._exceptions import ConfigValueError
-from sagemaker_debugger_ext.local._event_patterns import check_pattern, pattern_matches
-from sagemaker_debugger_ext.local._events import (
+from sagemaker_debugger_ext.local.events._event_patterns import check_pattern, pattern_matches
+from sagemaker_debugger_ext.local.events._events import (
     DETAIL_TYPE,
     EVENT_HANDLERS_ENV,
     handler_specs,

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from sagemaker_debugger_ext._exceptions import JobAlreadyExistsError
-from sagemaker_debugger_ext.local._describe import response_problems
-from sagemaker_debugger_ext.local._runner import pid_alive
+from sagemaker_debugger_ext.local.api._describe import response_problems
+from sagemaker_debugger_ext.local.store._job_store import pid_alive
 from sagemaker_debugger_ext.trials import create_trial
 
 # docs/local-mode.md, "Statuses": a StopTraining action stops the local job within 3 seconds of the firing.

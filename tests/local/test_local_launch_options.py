@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from sagemaker_debugger_ext._exceptions import ConfigValueError
-from sagemaker_debugger_ext.local._launch import LaunchOptions
+from sagemaker_debugger_ext.local.supervisor._launch import LaunchOptions
 
 
 def test_defaults_for_an_empty_launch_file() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sagemaker_debugger_ext.local._job_store import list_summaries
+from sagemaker_debugger_ext.local.store._job_store import list_summaries
 
 _STATUS = {"job-a": "Completed", "job-b": "Failed", "other-c": "Completed", "job-d": "Completed"}
 

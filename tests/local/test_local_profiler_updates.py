@@ -49,7 +49,7 @@ def test_profiler_updates_reach_a_running_job(
         ProfilerRule,
         rule_configs,
     )
-    from sagemaker_debugger_ext.local._runner import pid_alive
+    from sagemaker_debugger_ext.local.store._job_store import pid_alive
 
     done = tmp_path / "done"
     est = Estimator(

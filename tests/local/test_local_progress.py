@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_debugger_ext.local._progress import ProgressLines, last_saved_step
+from sagemaker_debugger_ext.local.caller._progress import ProgressLines, last_saved_step
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "e2e" / "scripts"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sagemaker_debugger_ext.local._rule_coverage import rule_coverage_warnings
+from sagemaker_debugger_ext.local.store._rule_coverage import rule_coverage_warnings
 
 
 def _request(rules: list[str], collections: dict[str, str], hook_interval: str | None = "10",

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from sagemaker_debugger_ext.local._runner import ChildProcess, pid_alive, terminate_all
+from sagemaker_debugger_ext.local.store._job_store import pid_alive
+from sagemaker_debugger_ext.local.supervisor._child_process import ChildProcess, terminate_all
 
 _LEADER = """
 import subprocess, sys

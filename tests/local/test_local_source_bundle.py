@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sagemaker_debugger_ext._exceptions import LocalJobInputError
-from sagemaker_debugger_ext.local._inputs_fetch import extract_bundle
+from sagemaker_debugger_ext.local.supervisor._inputs_fetch import extract_bundle
 
 SOURCE = "s3://bucket/job/source/sourcedir.tar.gz"
 

@@ -13,11 +13,11 @@ from sagemaker_debugger_ext._exceptions import (
     JobNotFoundError,
     LocalJobInputError,
 )
-from sagemaker_debugger_ext.local._container import build_host, to_cmd_args
-from sagemaker_debugger_ext.local._job_spec import resolve_job_spec
-from sagemaker_debugger_ext.local._job_store import JobStore, validate_job_name
-from sagemaker_debugger_ext.local._rule_containers import rule_job_arn
-from sagemaker_debugger_ext.local._runner import failure_reason
+from sagemaker_debugger_ext.local.api._describe import rule_job_arn
+from sagemaker_debugger_ext.local.store._job_spec import resolve_job_spec
+from sagemaker_debugger_ext.local.store._job_store import JobStore, validate_job_name
+from sagemaker_debugger_ext.local.supervisor._child_process import failure_reason
+from sagemaker_debugger_ext.local.supervisor._container import build_host, to_cmd_args
 
 
 @pytest.mark.parametrize("name", ["", "-abc", "a_b", "x" * 64, 5], ids=["empty", "dash", "underscore", "long", "int"])
@@ -198,7 +198,7 @@ def test_relative_local_paths_resolve_against_the_callers_folder(
 def test_tf_config_only_for_multi_worker_mirrored_jobs() -> None:
     """SageMaker's TF_CONFIG for MultiWorkerMirroredStrategy: every host a worker, this one at its
     index; none without the SDK's ``sagemaker_multi_worker_mirrored_strategy_enabled``."""
-    from sagemaker_debugger_ext.local._container import tf_config
+    from sagemaker_debugger_ext.local.supervisor._container import tf_config
 
     ports = [4001, 4002]
     assert tf_config({}, 0, ports) is None

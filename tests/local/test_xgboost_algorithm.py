@@ -13,7 +13,6 @@ import xgboost as xgb
 
 from sagemaker_debugger_ext._container_env import ContainerPaths
 from sagemaker_debugger_ext._exceptions import LocalJobInputError
-from sagemaker_debugger_ext.local._job_spec import resolve_job_spec
 from sagemaker_debugger_ext.local._xgb_algorithm import algorithm_version, check_request
 from sagemaker_debugger_ext.local._xgb_algorithm._channels import data_format
 from sagemaker_debugger_ext.local._xgb_algorithm._data import load_dmatrix
@@ -21,6 +20,7 @@ from sagemaker_debugger_ext.local._xgb_algorithm._hyperparameters import (
     validate_hyperparameters,
 )
 from sagemaker_debugger_ext.local._xgb_algorithm._train import main, train
+from sagemaker_debugger_ext.local.store._job_spec import resolve_job_spec
 
 IMAGE = "683313688378.dkr.ecr.us-east-1.amazonaws.com/sagemaker-xgboost:1.7-1"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sagemaker_debugger_ext.cli import main as cli_main
 from sagemaker_debugger_ext.profiler.rules import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
-from sagemaker_debugger_ext.rules._runner import PROFILER_RULE_NAMES
+from sagemaker_debugger_ext.rules._run_rule import PROFILER_RULE_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 

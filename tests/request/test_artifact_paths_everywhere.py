@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import sagemaker_debugger_ext
-from sagemaker_debugger_ext.local._describe import describe_response
-from sagemaker_debugger_ext.local._job_store import JobPaths
-from sagemaker_debugger_ext.local._rule_containers import rule_specs
+from sagemaker_debugger_ext.local.api._describe import describe_response
+from sagemaker_debugger_ext.local.store._job_store import JobPaths
+from sagemaker_debugger_ext.local.supervisor._rule_containers import rule_specs
 from sagemaker_debugger_ext.reports._job_report import debug_output_uri, rule_output_uri
 
 PACKAGE = Path(sagemaker_debugger_ext.__file__).parent

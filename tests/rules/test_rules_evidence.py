@@ -12,7 +12,7 @@ import pytest
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
 from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules._evidence import is_not_evaluated
-from sagemaker_debugger_ext.rules._runner import RunRequest, run_rule
+from sagemaker_debugger_ext.rules._run_rule import RunRequest, run_rule
 
 
 def _collection(name: str, regex: str, interval: int) -> dict[str, Any]:

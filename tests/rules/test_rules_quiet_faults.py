@@ -14,7 +14,7 @@ import pytest
 from sagemaker_debugger_ext.hooks._collections import XGBOOST_BUILTIN_REGEXES
 from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules._result import EvaluationStatus
-from sagemaker_debugger_ext.rules._runner import RunRequest, run_rule
+from sagemaker_debugger_ext.rules._run_rule import RunRequest, run_rule
 from sagemaker_debugger_ext.rules.builtin import LossNotDecreasing, Overfit, Overtraining, UnchangedTensor
 
 # collections as this package's XGBoost hook writes them, and as SageMaker's XGBoost container

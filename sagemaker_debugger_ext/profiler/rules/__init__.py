@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ._base import Param, ProfilerRule, Window
 from ._cli import build_rule, run_rule
+from ._follow import follow_trial
 from ._framework_rules import Dataloader, MaxInitializationTime, StepOutlier
 from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
-from ._runner import follow_trial
 from ._system_rules import (
     BatchSize,
     CPUBottleneck,

@@ -22,9 +22,9 @@ from ..._exceptions import ProfilerError, RuleError
 from ..._rule_status import EvaluationStatus, write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
+from ._follow import follow_trial, write_rule_outputs
 from ._registry import PROFILER_RULES, ProfilerReport, get_profiler_rule_class
 from ._report import render_profiler_report
-from ._runner import follow_trial, write_rule_outputs
 
 __all__ = ["build_rule", "main", "run_command", "run_rule"]
 

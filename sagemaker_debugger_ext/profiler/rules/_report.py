@@ -9,8 +9,8 @@ from typing import Any
 from ..._html import esc, page, png_img, table
 from ...format._files import atomic_write
 from .._trial import ProfilerTrial
+from ._follow import follow_trial, write_rule_outputs
 from ._registry import ProfilerReport
-from ._runner import follow_trial, write_rule_outputs
 from ._system_rules import NO_GPU_NOTE
 
 __all__ = ["REPORT_FILE", "TRIGGERS_NOTE", "render_profiler_report", "why_not_triggered"]

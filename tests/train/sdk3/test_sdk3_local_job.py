@@ -28,7 +28,7 @@ pytest.importorskip("torch", reason="the local ModelTrainer job trains a PyTorch
 def serve(moto_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """``serve``'s API on 127.0.0.1 for a fresh job store; its jobs reach S3 on moto's server."""
     from sagemaker_debugger_ext.local import JobStore, LocalTrainingClient
-    from sagemaker_debugger_ext.local._api_server import ApiServer
+    from sagemaker_debugger_ext.local.api._server import ApiServer
 
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_server)  # the job's processes inherit it
     store = tmp_path / "store"

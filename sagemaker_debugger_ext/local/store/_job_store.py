@@ -28,23 +28,27 @@ from typing import Any
 
 import attrs
 
-from .._container_env import LOCAL_HOME_ENV
-from .._exceptions import (
+from ..._container_env import LOCAL_HOME_ENV
+from ..._exceptions import (
     JobAlreadyExistsError,
     JobNotFoundError,
     LocalJobInputError,
     field_error_message,
 )
-from ..format._files import atomic_write
+from ...format._files import atomic_write
 
 __all__ = [
     "HOME_ENV",
     "LAUNCH_FILE",
+    "PROCESSING_RUNNER_MODULE",
+    "SUPERVISOR_MODULE",
+    "UPDATES_FILE",
     "JobFolder",
     "JobPaths",
     "JobStore",
     "atomic_write_json",
     "list_summaries",
+    "pid_alive",
     "read_json",
     "validate_job_name",
     "validate_rule_name",
@@ -52,6 +56,11 @@ __all__ = [
 
 HOME_ENV = LOCAL_HOME_ENV
 LAUNCH_FILE = "launch.json"
+UPDATES_FILE = "updates.json"
+#: The detached processes that run a job, started by module name with the job folder (``python -m NAME DIR``):
+#: the API starts them, never imports them; the job store is all they share with it.
+SUPERVISOR_MODULE = "sagemaker_debugger_ext.local.supervisor._supervisor"
+PROCESSING_RUNNER_MODULE = "sagemaker_debugger_ext.local.supervisor._processing_runner"
 _JOB_NAME_RE = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _RULE_NAME_RE = re.compile(r"^[A-Za-z0-9._\-]{1,256}$")
 
@@ -285,3 +294,18 @@ class JobStore:
         entries = [p for p in jobs.iterdir() if (p / "request.json").exists()]
         entries.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         return iter(p.name for p in entries)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live (non-zombie) process."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"

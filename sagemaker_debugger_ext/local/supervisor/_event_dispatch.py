@@ -26,13 +26,12 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from . import _handler_host
-from ._api_server import ApiServer
-from ._client import LocalTrainingClient
-from ._describe import describe_response
-from ._events import EVENT_BUS_ENV, EVENTS_FILE, HandlerSpec, job_event, status_signature
-from ._job_store import JobPaths, JobStore, read_json
-from ._profiler_updates import UPDATES_FILE
+from ..api._client import LocalTrainingClient
+from ..api._describe import describe_response
+from ..api._server import ApiServer
+from ..events import _handler_host
+from ..events._events import EVENT_BUS_ENV, EVENTS_FILE, HandlerSpec, job_event, status_signature
+from ..store._job_store import UPDATES_FILE, JobPaths, JobStore, read_json
 
 __all__ = ["HANDLERS_LOG", "EventDispatcher"]
 

@@ -1,6 +1,6 @@
 """A local job's launch options: the supervisor's tuning, read once from the job's ``launch.json``.
 
-:class:`~sagemaker_debugger_ext.local._client.LocalTrainingClient` writes ``launch.json`` from
+:class:`~sagemaker_debugger_ext.local.api._client.LocalTrainingClient` writes ``launch.json`` from
 its ``settings`` (``PollSeconds``, ``StopGraceSeconds``, ...); the supervisor reads it into a
 frozen :class:`LaunchOptions` and never looks at the raw keys again.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from .._converters import to_bool
-from .._exceptions import ConfigValueError, field_error_message
+from ..._converters import to_bool
+from ..._exceptions import ConfigValueError, field_error_message
 from ._rule_containers import DEBUG_RULE_MODULE, PROFILER_RULE_MODULE
 
 __all__ = ["SERVICE_STOP_GRACE_S", "LaunchOptions", "training_grace_s"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import boto3
 
-from .._sdk_major import installed_sdk_major, require_sdk
+from ..._sdk_major import installed_sdk_major, require_sdk
 
 if installed_sdk_major() != 2:  # checked before the SDK is imported: SDK v3 warns, then refuses v2 modules
     require_sdk(2, "sagemaker_debugger_ext.LocalSession")
@@ -24,11 +24,11 @@ from sagemaker.exceptions import UnexpectedStatusException
 from sagemaker.local.local_session import LocalSagemakerClient as _SdkLocalClient
 from sagemaker.local.local_session import LocalSession as _SdkLocalSession
 
-from .._sdk_notices import quiet_sdk_notices
-from ..rules._fit_summary import fit_summary
-from ._client import LocalTrainingClient, default_output_path
-from ._events import handler_specs
-from ._job_store import JobStore
+from ..._sdk_notices import quiet_sdk_notices
+from ...rules._fit_summary import fit_summary
+from ..api._client import LocalTrainingClient, default_output_path
+from ..events._events import handler_specs
+from ..store._job_store import JobStore
 from ._logs import LogFollower, follow_job
 from ._sdk_patches import install as _install_sdk_patches
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import JobAlreadyExistsError, JobNotFoundError
+from ..._exceptions import JobAlreadyExistsError, JobNotFoundError
 from ._job_store import JobFolder, JobStore, atomic_write_json, read_json, validate_job_name
 
 __all__ = [

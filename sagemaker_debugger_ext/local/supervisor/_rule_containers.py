@@ -8,7 +8,6 @@ exit codes, into ``DebugRuleEvaluationStatuses`` entries.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
 import time
@@ -18,17 +17,17 @@ from typing import Any
 
 import attrs
 
-from .._rule_status import EvaluationStatus, truncate_details
-from ..request._paths import rule_output_path
-from ._job_store import JobPaths, atomic_write_json, read_json
-from ._runner import ChildProcess, _tail
+from ..._rule_status import EvaluationStatus, truncate_details
+from ...request._paths import rule_output_path
+from ..api._describe import rule_job_arn
+from ..store._job_store import JobPaths, atomic_write_json, read_json
+from ._child_process import ChildProcess, _tail
 
 __all__ = [
     "DEBUG_RULE_MODULE",
     "PROFILER_RULE_MODULE",
     "RuleContainer",
     "RuleSpec",
-    "rule_job_arn",
     "rule_specs",
 ]
 
@@ -36,13 +35,6 @@ DEBUG_RULE_MODULE = "sagemaker_debugger_ext.rules"
 PROFILER_RULE_MODULE = "sagemaker_debugger_ext.profiler.rules"
 TERMINAL = frozenset(s.value for s in EvaluationStatus if s.terminal)
 _STOPPING = (EvaluationStatus.STOPPING, EvaluationStatus.STOPPED)
-
-
-def rule_job_arn(region: str, job_name: str, rule_name: str) -> str:
-    """Local ARN of a rule's evaluation ("processing") job, within the API's patterns."""
-    digest = hashlib.sha1(f"{job_name}/{rule_name}".encode()).hexdigest()[:8]
-    stem = f"{job_name[:30]}-{rule_name[:23]}".rstrip("-")
-    return f"arn:aws:sagemaker:{region}:000000000000:processing-job/{stem}-{digest}".lower()
 
 
 @attrs.frozen(kw_only=True)

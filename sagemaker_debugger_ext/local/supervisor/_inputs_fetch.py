@@ -6,10 +6,10 @@ import tarfile
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .._exceptions import LocalJobInputError
-from ..format import safe_join
-from ..storage import open_storage
-from ._job_spec import JobSpec, local_path_of
+from ..._exceptions import LocalJobInputError
+from ...format import safe_join
+from ...storage import open_storage
+from ..store._job_spec import JobSpec, local_path_of
 
 __all__ = ["extract_bundle", "fetch_channels", "fetch_code"]
 

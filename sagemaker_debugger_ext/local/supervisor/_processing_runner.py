@@ -1,7 +1,7 @@
 """Run one local Processing job: inputs in, the command, outputs out, a final status.
 
-``python -m sagemaker_debugger_ext.local._processing_runner <job folder> <region>`` is
-started detached by :class:`~sagemaker_debugger_ext.local._processing_client.LocalProcessingClient`.
+``python -m sagemaker_debugger_ext.local.supervisor._processing_runner <job folder> <region>`` is
+started detached by :class:`~sagemaker_debugger_ext.local.api._processing_client.LocalProcessingClient`.
 The container is emulated on the local disk: every ``/opt/ml/...`` path in the
 ``AppSpecification`` (entry point and arguments) and in ``Environment`` is rewritten to the
 job's ``container/opt/ml/...`` folder; ``python`` / ``python3`` as the entry point's first item
@@ -23,11 +23,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import StorageError
+from ..._exceptions import StorageError
+from ..store._job_store import atomic_write_json, read_json
+from ..store._processing_store import ProcessingPaths
+from ._child_process import ChildProcess, _error_message, _tail
 from ._inputs_fetch import _download_prefix
-from ._job_store import atomic_write_json, read_json
-from ._processing_store import ProcessingPaths
-from ._runner import ChildProcess, _error_message, _tail
 from ._sync import Syncer, SyncTarget
 
 __all__ = ["container_command", "main", "map_container_paths"]

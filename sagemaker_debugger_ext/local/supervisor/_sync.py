@@ -13,8 +13,8 @@ from pathlib import Path
 
 import attrs
 
-from .._exceptions import StorageError
-from ..storage import open_storage
+from ..._exceptions import StorageError
+from ...storage import open_storage
 
 __all__ = ["SyncTarget", "SyncThread", "Syncer", "pack_folder"]
 

@@ -11,25 +11,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ChildProcess", "failure_reason", "free_port", "pid_alive", "terminate_all"]
+__all__ = ["ChildProcess", "failure_reason", "free_port", "terminate_all"]
 
 _TRACEBACK = "Traceback (most recent call last):"
 _MAX_REASON = 1024
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live (non-zombie) process."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 class ChildProcess:

@@ -16,9 +16,9 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..store._job_store import JobPaths
 from ._events import HandlerSpec, read_events
 from ._handler_host import LambdaContext
-from ._job_store import JobPaths
 
 __all__ = ["CallableFollower"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
-from .._container_env import EVENT_BUS_ENV, EVENT_HANDLERS_ENV
-from .._exceptions import ConfigValueError, field_error_message
+from ..._container_env import EVENT_BUS_ENV, EVENT_HANDLERS_ENV
+from ..._exceptions import ConfigValueError, field_error_message
 from ._event_patterns import check_pattern, pattern_matches
 
 __all__ = [

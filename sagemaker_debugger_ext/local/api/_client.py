@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib
 import os
 import subprocess
 import sys
@@ -16,26 +17,27 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import JobAlreadyExistsError, LocalJobInputError, field_error_message
-from ._describe import describe_response, summary_response, training_job_arn
-from ._event_callables import CallableFollower
-from ._events import handler_specs
-from ._job_spec import (
+from ..._exceptions import JobAlreadyExistsError, LocalJobInputError, field_error_message
+from ..events._event_callables import CallableFollower
+from ..events._events import handler_specs
+from ..store._job_spec import (
     check_before_training,
     resolve_job_spec,
     resolve_request_addresses,
 )
-from ._job_store import (
+from ..store._job_store import (
     LAUNCH_FILE,
+    SUPERVISOR_MODULE,
+    UPDATES_FILE,
     JobPaths,
     JobStore,
     atomic_write_json,
     list_summaries,
+    pid_alive,
     read_json,
     validate_job_name,
 )
-from ._profiler_updates import UPDATES_FILE
-from ._runner import pid_alive
+from ._describe import describe_response, summary_response, training_job_arn
 
 __all__ = ["DEFAULT_OUTPUT_DIR", "LocalTrainingClient", "default_output_path"]
 
@@ -139,7 +141,7 @@ class LocalTrainingClient:
         paths.logs_dir.mkdir(parents=True, exist_ok=True)
         with open(paths.supervisor_log, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "sagemaker_debugger_ext.local._supervisor", str(paths.root)],
+                [sys.executable, "-m", SUPERVISOR_MODULE, str(paths.root)],
                 env=env,
                 cwd=str(paths.root),
                 stdin=subprocess.DEVNULL,
@@ -152,10 +154,12 @@ class LocalTrainingClient:
 
     def _run_inline(self, paths: JobPaths) -> None:
         """Run the supervisor in this process (blocking): for in-process fakes such as moto."""
-        from ._supervisor import Supervisor  # boto3 (S3 sync): only for inline runs, not in every client
+        # by its entry module's name, as the detached run: the API never links against the supervisor
+        # (boto3 for S3 sync is imported only for inline runs, not in every client)
+        supervisor = importlib.import_module(SUPERVISOR_MODULE)
 
         env = dict(os.environ if self._environ is None else self._environ)
-        Supervisor(paths, env, install_signal_handlers=False).run()
+        supervisor.Supervisor(paths, env, install_signal_handlers=False).run()
 
     # --- DescribeTrainingJob / ListTrainingJobs -----------------------------------------
     def _reap(self) -> None:

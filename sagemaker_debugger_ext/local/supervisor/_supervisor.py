@@ -1,4 +1,4 @@
-"""The detached supervisor of one local job: ``python -m sagemaker_debugger_ext.local._supervisor DIR``.
+"""The detached supervisor of one local job: ``python -m sagemaker_debugger_ext.local.supervisor._supervisor DIR``.
 
 It prepares the hosts, starts the rules, the system monitor and the training, watches them (stop requests,
 StopTraining, MaxRuntimeInSeconds), syncs the LocalPaths, and is the only writer of ``state.json``.
@@ -15,21 +15,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
-from .._exceptions import DiskFullError, StorageError
-from ..format._files import atomic_write
-from ..request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
-from ..storage import open_storage
-from ._container import HostSetup, build_host, profiler_enabled
+from ..._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
+from ..._exceptions import DiskFullError, StorageError
+from ...format._files import atomic_write
+from ...request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
+from ...storage import open_storage
+from ..store._job_spec import JobSpec, output_uri, profiler_enabled, resolve_job_spec
+from ..store._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
+from ._child_process import ChildProcess, failure_reason, free_port, terminate_all
+from ._container import HostSetup, build_host
 from ._disk import DiskReserve, disk_full_reason, local_output_folders
 from ._event_dispatch import EventDispatcher
 from ._inputs_fetch import fetch_channels, fetch_code
-from ._job_spec import JobSpec, output_uri, resolve_job_spec
-from ._job_store import LAUNCH_FILE, JobPaths, JobStore, atomic_write_json, read_json
 from ._launch import LaunchOptions, training_grace_s
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
-from ._runner import ChildProcess, failure_reason, free_port, terminate_all
 from ._sync import Syncer, SyncTarget, SyncThread, pack_folder
 
 __all__ = ["Supervisor", "main"]

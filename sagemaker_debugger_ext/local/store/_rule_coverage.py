@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..rules._evidence import RULE_COLLECTIONS
+from ...rules._evidence import RULE_COLLECTIONS
 
 __all__ = ["rule_coverage_warnings"]
 

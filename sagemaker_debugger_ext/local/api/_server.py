@@ -8,7 +8,7 @@ against botocore's service model before anything runs; errors come back in the s
 (``{"__type": ..., "message": ...}``) with the codes boto3 users catch
 (``ValidationException``, ``ResourceInUse``; an unknown job is a ``ValidationException``, as
 the real service answers). It serves the training-job operations and the Processing ones
-(``_api_processing``); ``ml.*`` instance types run on this machine, the type recorded. No
+(``_processing``); ``ml.*`` instance types run on this machine, the type recorded. No
 credentials are checked: the server binds to the loopback interface only.
 
 Werkzeug (a well-kept WSGI toolkit) serves the HTTP; this module only maps operations.
@@ -26,15 +26,15 @@ from typing import Any
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from .._exceptions import (
+from ..._exceptions import (
     JobAlreadyExistsError,
     JobNotFoundError,
     LocalJobInputError,
     RequestValidationError,
 )
-from ._api_processing import PROCESSING_OPERATIONS, call_processing
 from ._client import TERMINAL_STATUSES, LocalTrainingClient
 from ._describe import training_job_arn
+from ._processing import PROCESSING_OPERATIONS, call_processing
 from ._processing_client import LocalProcessingClient
 
 __all__ = ["LOOPBACK", "OPERATIONS", "ApiServer", "SageMakerApi"]

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import LocalJobInputError, field_error_message
-from ._job_store import JobStore, list_summaries, validate_job_name
-from ._processing_store import (
+from ..._exceptions import LocalJobInputError, field_error_message
+from ..store._job_store import PROCESSING_RUNNER_MODULE, JobStore, list_summaries, pid_alive, validate_job_name
+from ..store._processing_store import (
     PROCESSING_TERMINAL,
     ProcessingPaths,
     ProcessingStore,
@@ -25,7 +25,6 @@ from ._processing_store import (
     processing_job_arn,
     processing_summary,
 )
-from ._runner import pid_alive
 
 __all__ = ["LocalProcessingClient", "check_processing_request"]
 
@@ -109,7 +108,7 @@ class LocalProcessingClient:
         env = dict(os.environ if self._environ is None else self._environ)
         with open(paths.log, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "sagemaker_debugger_ext.local._processing_runner", str(paths.root), self.region],
+                [sys.executable, "-m", PROCESSING_RUNNER_MODULE, str(paths.root), self.region],
                 env=env,
                 cwd=str(paths.root),
                 stdin=subprocess.DEVNULL,

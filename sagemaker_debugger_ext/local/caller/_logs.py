@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._client import TERMINAL_STATUSES, LocalTrainingClient
-from ._job_store import JobPaths
+from ..api._client import TERMINAL_STATUSES, LocalTrainingClient
+from ..store._job_store import JobPaths
 from ._progress import ProgressLines
 
 __all__ = ["LogFollower", "follow_job"]

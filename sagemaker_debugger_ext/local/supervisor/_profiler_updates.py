@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..profiler import update_profiler_config_file
-from ._job_store import JobPaths, atomic_write_json, read_json
+from ...profiler import update_profiler_config_file
+from ..store._job_store import UPDATES_FILE, JobPaths, atomic_write_json, read_json
 
-__all__ = ["UPDATES_FILE", "UpdateWatcher", "write_host_profiler_config"]
-
-UPDATES_FILE = "updates.json"
+__all__ = ["UpdateWatcher", "write_host_profiler_config"]
 
 
 def updates_path(paths: JobPaths) -> Path:

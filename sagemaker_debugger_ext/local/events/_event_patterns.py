@@ -21,7 +21,7 @@ import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._exceptions import ConfigValueError, field_error_message
+from ..._exceptions import ConfigValueError, field_error_message
 
 __all__ = ["check_pattern", "pattern_matches"]
 

@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from .._exceptions import (
+from ..._exceptions import (
     ConfigValueError,
     HookConfigError,
     RuleParameterError,
     field_error_message,
 )
-from ..config._addresses import resolve_output_address
-from ..config._hook_params import COLLECTION_KEYS, HOOK_KEYS
-from ..hooks._json_config import parse_hook_config
-from ..rules.builtin import BUILTIN_RULES
+from ...config._addresses import resolve_output_address
+from ...config._hook_params import COLLECTION_KEYS, HOOK_KEYS
+from ...hooks._json_config import parse_hook_config
+from ...rules.builtin import BUILTIN_RULES
 
 __all__ = ["output_addresses", "request_problems", "request_warnings"]
 

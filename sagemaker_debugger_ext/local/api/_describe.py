@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from .._rule_status import EvaluationStatus
-from ..request._paths import artifacts_path
-from ..request._service_model import validate_request
-from ._container import profiler_enabled
-from ._rule_containers import rule_job_arn
+from ..._rule_status import EvaluationStatus
+from ...request._paths import artifacts_path
+from ...request._service_model import validate_request
+from ..store._job_spec import profiler_enabled
 
-__all__ = ["describe_response", "response_problems", "summary_response", "training_job_arn"]
+__all__ = ["describe_response", "response_problems", "rule_job_arn", "summary_response", "training_job_arn"]
 
 _REQUEST_KEYS = (
     "AlgorithmSpecification",
@@ -42,6 +42,13 @@ def _ts(value: float | None) -> _dt.datetime | None:
     if value is None:
         return None
     return _dt.datetime.fromtimestamp(float(value), tz=_dt.UTC)
+
+
+def rule_job_arn(region: str, job_name: str, rule_name: str) -> str:
+    """Local ARN of a rule's evaluation ("processing") job, within the API's patterns."""
+    digest = hashlib.sha1(f"{job_name}/{rule_name}".encode()).hexdigest()[:8]
+    stem = f"{job_name[:30]}-{rule_name[:23]}".rstrip("-")
+    return f"arn:aws:sagemaker:{region}:000000000000:processing-job/{stem}-{digest}".lower()
 
 
 def training_job_arn(region: str, name: str) -> str:

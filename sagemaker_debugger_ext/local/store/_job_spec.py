@@ -19,10 +19,10 @@ from urllib.parse import urlparse
 
 import attrs
 
-from .._exceptions import ConfigValueError, LocalJobInputError, RuleCoverageWarning, field_error_message
-from ..config._addresses import resolve_output_address
-from ..request._paths import artifacts_path
-from . import _xgb_algorithm as xgboost_algorithm
+from ..._exceptions import ConfigValueError, LocalJobInputError, RuleCoverageWarning, field_error_message
+from ...config._addresses import resolve_output_address
+from ...request._paths import artifacts_path
+from .. import _xgb_algorithm as xgboost_algorithm
 from ._before_training import output_addresses, request_problems, request_warnings
 from ._job_store import validate_rule_name
 from ._model_trainer_jobs import DriverSpec, is_model_trainer_request, read_driver_spec
@@ -36,6 +36,7 @@ __all__ = [
     "decode_hyperparameter",
     "local_path_of",
     "output_uri",
+    "profiler_enabled",
     "resolve_job_spec",
     "resolve_request_addresses",
 ]
@@ -309,6 +310,12 @@ def resolve_request_addresses(request: Mapping[str, Any], base: str | Path) -> d
 def output_uri(spec: JobSpec, *parts: str) -> str:
     """``<output_path>/<job>/<parts...>`` with single slashes."""
     return artifacts_path(spec.output_path, spec.job_name, *parts)
+
+
+def profiler_enabled(request: Mapping[str, Any]) -> bool:
+    """Whether the request enables the profiler."""
+    cfg = request.get("ProfilerConfig") or {}
+    return bool(cfg) and not cfg.get("DisableProfiler", False)
 
 
 def cpu_count() -> int:

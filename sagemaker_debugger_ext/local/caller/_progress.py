@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from .._container_env import PROGRESS_SECONDS_ENV
-from ..format._layout import parse_index_key
+from ..._container_env import PROGRESS_SECONDS_ENV
+from ...format._layout import parse_index_key
 
 __all__ = ["PROGRESS_ENV", "ProgressLines"]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import attrs
 
-from .._exceptions import LocalJobInputError, StorageError, field_error_message
-from ..storage import open_storage
+from ..._exceptions import LocalJobInputError, StorageError, field_error_message
+from ...storage import open_storage
 
 __all__ = ["DRIVERS_CHANNEL", "DriverSpec", "driver_command", "is_model_trainer_request", "read_driver_spec"]
 

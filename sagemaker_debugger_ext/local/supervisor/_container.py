@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .._container_env import (
+from ..._container_env import (
     CONFIG_FILE_DEBUG_HOOK,
     CONFIG_FILE_HYPERPARAMETERS,
     CONFIG_FILE_INPUT_DATA,
@@ -49,13 +49,13 @@ from .._container_env import (
     TRAINING_JOB_NAME_ENV,
     ContainerPaths,
 )
-from ..integrations import _autopatch as trainer_integrations
-from . import _model_trainer_jobs as model_trainer
-from . import _xgb_algorithm as xgboost_algorithm
-from ._job_spec import JobSpec, cpu_count
-from ._job_store import JobPaths
+from ...integrations import _autopatch as trainer_integrations
+from .. import _xgb_algorithm as xgboost_algorithm
+from ..store import _model_trainer_jobs as model_trainer
+from ..store._job_spec import JobSpec, cpu_count, profiler_enabled
+from ..store._job_store import JobPaths
 
-__all__ = ["HostSetup", "TrainingEnv", "build_host", "profiler_enabled", "to_cmd_args"]
+__all__ = ["HostSetup", "TrainingEnv", "build_host", "to_cmd_args"]
 
 
 def _enc(value: Any) -> str:
@@ -68,12 +68,6 @@ def to_cmd_args(hyperparameters: Mapping[str, Any]) -> list[str]:
     for key in sorted(hyperparameters):
         args += [f"--{key}", _enc(hyperparameters[key])]
     return args
-
-
-def profiler_enabled(request: Mapping[str, Any]) -> bool:
-    """Whether the request enables the profiler."""
-    cfg = request.get("ProfilerConfig") or {}
-    return bool(cfg) and not cfg.get("DisableProfiler", False)
 
 
 @attrs.frozen(kw_only=True)
