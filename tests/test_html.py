@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from html.parser import HTMLParser
 
-from sagemaker_debugger_ext._html import esc, page, png_img, table
+from sagemaker_debugger_ext.render._html import esc, page, png_img, table
 
 
 class _Collect(HTMLParser):

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._rule_status import EvaluationStatus
 from ..config import CollectionConfig, Rule
 from ..config import rule_configs as configs
-from ._local_view import print_summary, rule_table, status_style
+from ..reports._local_view import print_summary, rule_table, status_style
+from ..rule_contract._status import EvaluationStatus
 from ._run import LOCAL_ROLE
 
 __all__ = ["HELP", "add_arguments", "demo_script", "run"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..local import LocalTrainingClient
 from ..local.caller._logs import LogFollower, follow_job
-from ._local_view import print_summary, status_style
+from ..reports._local_view import print_summary, status_style
 from ._on_sagemaker import add_sagemaker_options, describe_on_sagemaker, wants_sagemaker
 
 __all__ = ["HELP", "add_arguments", "run"]

@@ -14,8 +14,8 @@ from .._sdk_major import require_sdk
 from ..config import DebuggerHookConfig
 from ..config._addresses import check_output_address
 from ..local.events._events import EVENT_HANDLERS_ENV, env_handler_items, handler_specs
+from ..reports._local_view import print_summary
 from ._local_rules import builtin_rule, custom_rule
-from ._local_view import print_summary
 
 __all__ = ["HELP", "LOCAL_ROLE", "add_arguments", "run"]
 

@@ -37,9 +37,9 @@ from typing import Any
 
 from .._container_env import TRAINING_END_MARKER
 from .._exceptions import StorageError
-from .._rule_status import EvaluationStatus, status_record
 from ..format._files import atomic_write
 from ..local.supervisor._child_process import ChildProcess
+from ..rule_contract._status import EvaluationStatus, status_record
 from ..storage import open_storage
 
 __all__ = ["build_rule_job_parser", "rule_job_main"]

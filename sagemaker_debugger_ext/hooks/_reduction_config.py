@@ -16,9 +16,9 @@ from typing import Any
 
 import attrs
 
-from .._converters import BOOL_EXPECTED, is_unset, to_bool
 from .._exceptions import HookConfigError, field_error_message
 from .._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS
+from .._string_values import BOOL_EXPECTED, is_unset, to_bool
 
 __all__ = [
     "ALLOWED_NORMS",
@@ -43,7 +43,7 @@ _COLON_INDEX = re.compile(r":\d+")
 def parse_bool(field: str, value: Any) -> bool:
     """Parse a boolean given as bool, 0/1 or a string (``"true"``, ``"on"``, ``"False"``...).
 
-    The package's one boolean converter (:func:`~sagemaker_debugger_ext._converters.to_bool`);
+    The package's one boolean converter (:func:`~sagemaker_debugger_ext._string_values.to_bool`);
     a blank string means "not set", which is false for every hook flag.
 
     Raises:

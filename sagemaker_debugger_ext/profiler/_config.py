@@ -16,8 +16,8 @@ from typing import Any
 import attrs
 
 from .._container_env import ContainerPaths
-from .._converters import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, is_unset, to_bool, to_float, to_int
 from .._exceptions import ProfilerError, field_error_message
+from .._string_values import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, is_unset, to_bool, to_float, to_int
 from ..format._files import atomic_write
 
 __all__ = [

@@ -7,7 +7,7 @@ import io
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .._figure import choose_yscale
+from ..render._figure import choose_yscale
 from ._events import FrameworkEvent, SystemEvent
 from .rules._base import group_snapshots
 from .rules._framework_rules import step_outliers

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import DebuggerExtError
-from .._figure import PlotData, plot_html
-from .._html import esc, page, table
-from .._rule_status import EvaluationStatus
+from ..render._figure import PlotData, plot_html
+from ..render._html import esc, page, table
 from ..request._paths import debugger_artifacts_path, rule_output_path
+from ..rule_contract._status import EvaluationStatus
 from ..rules._evidence import RULE_COLLECTIONS
 from ..rules._summary import rule_summary
 from ..storage import open_storage

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._exceptions import ConfigValueError, DebuggerExtError, field_error_message
-from .._figure import PlotData, draw_plot, figure_png
+from ..render._figure import PlotData, draw_plot, figure_png
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -133,7 +133,7 @@ def plot_series(
 
     The y axis is logarithmic when the values span orders of magnitude (symmetric log when
     signs mix), and steps whose value is NaN or infinite are marked at the top edge: see
-    :func:`~sagemaker_debugger_ext._figure.draw_plot`.
+    :func:`~sagemaker_debugger_ext.render._figure.draw_plot`.
     """
     return draw_plot(PlotData(title=title, ylabel=ylabel, series=series, legend_title=legend_title), ax=ax)
 

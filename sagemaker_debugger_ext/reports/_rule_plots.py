@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from .._exceptions import DebuggerExtError
-from .._figure import PlotData, Threshold
+from ..render._figure import PlotData, Threshold
 from ._plots import is_scalar_tensor, step_mode, tensor_series
 
 __all__ = ["rule_plots"]

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from .._rule_status import write_status
+from ..rule_contract._status import write_status
 from ._catalog import catalog
 from ._result import EvaluationStatus
 from ._run_rule import RunRequest, run_rule

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._exceptions import DebuggerExtError
-from .._rule_result import RuleResult, RuleStatus
-from .._rule_status import EvaluationStatus
 from ..exceptions import TensorUnavailableForStep
 from ..modes import ModeKeys
+from ..rule_contract._result import RuleResult, RuleStatus
+from ..rule_contract._status import EvaluationStatus
 
 __all__ = ["NOT_EVALUATED", "RULE_COLLECTIONS", "Evidence", "is_not_evaluated"]
 

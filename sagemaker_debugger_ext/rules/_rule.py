@@ -23,8 +23,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from .._rule_result import RuleResult
 from ..exceptions import RuleEvaluationConditionMet
+from ..rule_contract._result import RuleResult
 from ..trials._refresh import no_refresh
 from ._actions import Actions
 from ._req_tensors import RequiredTensors

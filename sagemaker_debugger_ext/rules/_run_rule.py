@@ -17,8 +17,6 @@ from typing import Any
 import attrs
 
 from .._exceptions import RuleNotFoundError, StorageNotFoundError
-from .._rule_result import RuleResult
-from .._rule_status import write_status
 from ..exceptions import (
     NoMoreData,
     NoMoreProfilerData,
@@ -30,6 +28,8 @@ from ..exceptions import (
 )
 from ..profiler.rules._cli import run_rule as run_profiler_rule
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
+from ..rule_contract._result import RuleResult
+from ..rule_contract._status import write_status
 from ..trials import create_trial
 from ._actions import Actions, parse_action_json
 from ._custom import instantiate_rule, load_rule_class

@@ -8,9 +8,9 @@ from typing import Any
 
 import attrs
 
-from .._html import esc, table
-from .._rule_status import EvaluationStatus
 from ..profiler.rules._registry import PROFILER_RULES, ProfilerReport
+from ..render._html import esc, table
+from ..rule_contract._status import EvaluationStatus
 from ._evidence import is_not_evaluated
 
 __all__ = ["RuleRow", "RuleSummary", "rule_summary"]

@@ -47,8 +47,8 @@ def test_rules_that_saw_nothing_are_not_evaluated_everywhere(
     from rich.console import Console
 
     from sagemaker_debugger_ext import DebuggerHookConfig, Estimator, Rule, rule_configs
-    from sagemaker_debugger_ext.cli._local_view import rule_table
     from sagemaker_debugger_ext.reports import write_job_report
+    from sagemaker_debugger_ext.reports._local_view import rule_table
 
     monkeypatch.chdir(tmp_path)
     est = Estimator(

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_debugger_ext import _rule_params as rule_params
-from sagemaker_debugger_ext import _rule_status
 from sagemaker_debugger_ext.profiler.rules import PROFILER_RULES, CPUBottleneck, StepOutlier, run_rule
+from sagemaker_debugger_ext.rule_contract import _params as rule_params
+from sagemaker_debugger_ext.rule_contract import _status as _rule_status
 from sagemaker_debugger_ext.rules._run_rule import PROFILER_RULE_NAMES, RunRequest
 from sagemaker_debugger_ext.rules._run_rule import run_rule as run_any_rule
 

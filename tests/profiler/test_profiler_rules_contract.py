@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from sagemaker_debugger_ext._exceptions import RuleParameterError
-from sagemaker_debugger_ext._rule_result import RuleResult
 from sagemaker_debugger_ext.profiler._trial import ProfilerTrial
 from sagemaker_debugger_ext.profiler.rules import BatchSize, CPUBottleneck, LowGPUUtilization, ProfilerRule, Window
 from sagemaker_debugger_ext.profiler.rules._follow import follow_trial
+from sagemaker_debugger_ext.rule_contract._result import RuleResult
 from sagemaker_debugger_ext.rules.builtin import BUILTIN_RULES
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from synthetic_trial import write_trial
 
-from sagemaker_debugger_ext._figure import PlotData, choose_yscale, draw_plot
 from sagemaker_debugger_ext.modes import ModeKeys
+from sagemaker_debugger_ext.render._figure import PlotData, choose_yscale, draw_plot
 from sagemaker_debugger_ext.reports import job_report_html, open_trial, rule_output_uri, summarize_trial
 from sagemaker_debugger_ext.rules._run_rule import RunRequest, run_rule
 

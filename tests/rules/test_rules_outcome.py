@@ -8,11 +8,11 @@ from pathlib import Path
 import botocore.session
 import pytest
 
-from sagemaker_debugger_ext._rule_result import Finding, RuleResult, RuleStatus
-from sagemaker_debugger_ext._rule_status import MAX_DETAILS, EvaluationStatus, status_record, truncate_details
 from sagemaker_debugger_ext.exceptions import RuleEvaluationConditionMet
 from sagemaker_debugger_ext.local.store._job_store import JobPaths
 from sagemaker_debugger_ext.local.supervisor._rule_containers import RuleContainer, RuleSpec
+from sagemaker_debugger_ext.rule_contract._result import Finding, RuleResult, RuleStatus
+from sagemaker_debugger_ext.rule_contract._status import MAX_DETAILS, EvaluationStatus, status_record, truncate_details
 from sagemaker_debugger_ext.rules.builtin import BUILTIN_RULES
 
 

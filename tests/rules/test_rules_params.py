@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sagemaker_debugger_ext._exceptions import RuleParameterError
-from sagemaker_debugger_ext._rule_params import Kind, Param, parse_parameters
+from sagemaker_debugger_ext.rule_contract._params import Kind, Param, parse_parameters
 
 DECLARED = (
     Param(name="threshold", kind=Kind.FLOAT, default=1e-7),

@@ -7,9 +7,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from ..._rule_status import EvaluationStatus
 from ...request._paths import artifacts_path
 from ...request._service_model import validate_request
+from ...rule_contract._status import EvaluationStatus
 from ..store._job_spec import profiler_enabled
 
 __all__ = ["describe_response", "response_problems", "rule_job_arn", "summary_response", "training_job_arn"]

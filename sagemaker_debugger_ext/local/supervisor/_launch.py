@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from ..._converters import to_bool
 from ..._exceptions import ConfigValueError, field_error_message
+from ..._string_values import to_bool
 from ._rule_containers import DEBUG_RULE_MODULE, PROFILER_RULE_MODULE
 
 __all__ = ["SERVICE_STOP_GRACE_S", "LaunchOptions", "training_grace_s"]

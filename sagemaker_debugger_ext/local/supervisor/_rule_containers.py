@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from ..._rule_status import EvaluationStatus, truncate_details
 from ...request._paths import rule_output_path
+from ...rule_contract._status import EvaluationStatus, truncate_details
 from ..api._describe import rule_job_arn
 from ..store._job_store import JobPaths, atomic_write_json, read_json
 from ._child_process import ChildProcess, _tail

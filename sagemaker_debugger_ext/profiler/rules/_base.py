@@ -1,10 +1,10 @@
 """Profiler rule machinery: windows of profiler data, per-rule reports.
 
 Profiler rules share the Debugger rules' contract pieces: parameters are declared with
-:class:`~sagemaker_debugger_ext._rule_params.Param` and parsed by
-:func:`~sagemaker_debugger_ext._rule_params.parse_parameters` (names case-insensitive, as
+:class:`~sagemaker_debugger_ext.rule_contract._params.Param` and parsed by
+:func:`~sagemaker_debugger_ext.rule_contract._params.parse_parameters` (names case-insensitive, as
 ProfilerReport's ``<Rule>_<param>`` keys always were), and every evaluation returns a
-:class:`~sagemaker_debugger_ext._rule_result.RuleResult`.
+:class:`~sagemaker_debugger_ext.rule_contract._result.RuleResult`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 import attrs
 
 from ..._exceptions import RuleParameterError, field_error_message
-from ..._rule_params import Kind, Param, at_least, non_negative, parse_parameters
-from ..._rule_result import Finding, RuleResult
+from ...rule_contract._params import Kind, Param, at_least, non_negative, parse_parameters
+from ...rule_contract._result import Finding, RuleResult
 from .._events import FrameworkEvent, SystemEvent
 
 __all__ = [

@@ -19,7 +19,7 @@ from types import FrameType
 from typing import Any
 
 from ..._exceptions import ProfilerError, RuleError
-from ..._rule_status import EvaluationStatus, write_status
+from ...rule_contract._status import EvaluationStatus, write_status
 from .._trial import ProfilerTrial
 from ._base import ProfilerRule
 from ._follow import follow_trial, write_rule_outputs

@@ -7,8 +7,8 @@ import os
 from typing import Any
 
 from ..._exceptions import RuleParameterError, field_error_message
-from ..._rule_params import Kind, Param, non_negative
-from ..._rule_result import RuleResult
+from ...rule_contract._params import Kind, Param, non_negative
+from ...rule_contract._result import RuleResult
 from .._events import FrameworkEvent
 from ._base import ProfilerRule, Window, make_params, percentile
 from ._snapshot import _CORE

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._exceptions import RuleNotFoundError
-from ..._rule_result import RuleResult, RuleStatus
+from ...rule_contract._result import RuleResult, RuleStatus
 from ._base import ProfilerRule, Window, parse_rule_parameters
 from ._framework_rules import Dataloader, MaxInitializationTime, StepOutlier
 from ._system_rules import (

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..._html import esc, page, png_img, table
 from ...format._files import atomic_write
+from ...render._html import esc, page, png_img, table
 from .._trial import ProfilerTrial
 from ._follow import follow_trial, write_rule_outputs
 from ._registry import ProfilerReport

@@ -6,8 +6,8 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from ..._rule_params import Kind, Param, at_least, fraction, non_negative
-from ..._rule_result import Finding, RuleResult
+from ...rule_contract._params import Kind, Param, at_least, fraction, non_negative
+from ...rule_contract._result import Finding, RuleResult
 from ._base import PATIENCE, ProfilerRule, Window, group_snapshots, make_params, percentile
 from ._snapshot import Snapshot, to_snapshots
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..._exceptions import RuleParameterError
-from ..._rule_params import Kind, Param, percent
+from ...rule_contract._params import Kind, Param, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 from ._noise import NOISE_PARAMS, below_rate_beyond_noise, check_noise_params, confidence_of, samples_to_tell

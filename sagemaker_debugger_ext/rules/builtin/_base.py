@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._rule_params import Param, parse_parameters
 from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
 from ...modes import ModeKeys
+from ...rule_contract._params import Param, parse_parameters
 from .._result import Finding, RuleResult, RuleStatus
 from .._rule import Rule
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._rule_params import Kind, Param, fraction, positive
 from ...modes import ModeKeys
+from ...rule_contract._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 from ._noise import NOISE_PARAMS, check_noise_params, confidence_of, wilson_interval, z_value

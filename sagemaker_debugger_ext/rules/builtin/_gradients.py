@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..._rule_params import Kind, Param, non_negative, positive
 from ...exceptions import TensorUnavailable, TensorUnavailableForStep
 from ...modes import ModeKeys
+from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 

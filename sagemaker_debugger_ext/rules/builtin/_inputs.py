@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..._exceptions import RuleParameterError
-from ..._rule_params import Kind, Param, non_negative, percent, positive
+from ...rule_contract._params import Kind, Param, non_negative, percent, positive
 from .._result import RuleResult
 from ._base import BuiltinRule
 

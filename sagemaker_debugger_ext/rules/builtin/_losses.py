@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._rule_params import Kind, Param, non_negative, positive
 from ...modes import ModeKeys
+from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..._exceptions import RuleParameterError
-from ..._rule_params import Kind, Param
+from ...rule_contract._params import Kind, Param
 
 __all__ = [
     "DEFAULT_CONFIDENCE",

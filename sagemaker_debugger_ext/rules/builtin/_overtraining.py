@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..._rule_params import Kind, Param, non_negative, positive
 from ...modes import ModeKeys
+from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import RuleResult
 from ._losses import _LossRule
 from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value

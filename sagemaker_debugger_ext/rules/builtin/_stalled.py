@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..._rule_params import Kind, Param, positive
+from ...rule_contract._params import Kind, Param, positive
 from .._actions import Actions, ActionSpec
 from .._result import RuleResult
 from ._base import BuiltinRule

@@ -9,9 +9,9 @@ import attrs
 import numpy as np
 
 from ..._exceptions import RuleParameterError
-from ..._rule_params import Kind, Param, non_negative, percent
 from ...exceptions import StepUnavailable, TensorUnavailable, TensorUnavailableForStep
 from ...modes import ModeKeys
+from ...rule_contract._params import Kind, Param, non_negative, percent
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
 

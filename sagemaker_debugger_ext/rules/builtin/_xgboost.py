@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..._rule_params import Kind, Param, fraction, non_negative, positive
+from ...rule_contract._params import Kind, Param, fraction, non_negative, positive
 from .._result import RuleResult
 from ._base import BuiltinRule
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._figure import PlotData, plot_html
+from ...render._figure import PlotData, plot_html
 from .._result import RuleResult
 from ._base import BuiltinRule
 from ._classification import class_ids

@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from .format._files import atomic_write
+from ..format._files import atomic_write
 
 __all__ = ["MAX_DETAILS", "EvaluationStatus", "status_record", "truncate_details", "write_status"]
 

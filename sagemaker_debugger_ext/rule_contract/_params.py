@@ -15,8 +15,8 @@ from typing import Any
 
 import attrs
 
-from ._converters import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, to_bool, to_float, to_int
-from ._exceptions import RuleParameterError, field_error_message
+from .._exceptions import RuleParameterError, field_error_message
+from .._string_values import BOOL_EXPECTED, FLOAT_EXPECTED, INT_EXPECTED, to_bool, to_float, to_int
 
 __all__ = [
     "Kind",

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ._rule_status import EvaluationStatus
+from ._status import EvaluationStatus
 
 __all__ = ["EvaluationStatus", "Finding", "RuleResult", "RuleStatus"]
 

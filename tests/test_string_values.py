@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from sagemaker_debugger_ext._converters import is_unset, to_bool, to_float, to_int
 from sagemaker_debugger_ext._exceptions import HookConfigError, ProfilerError, RuleParameterError
-from sagemaker_debugger_ext._rule_params import Kind, Param
+from sagemaker_debugger_ext._string_values import is_unset, to_bool, to_float, to_int
 from sagemaker_debugger_ext.hooks._reduction_config import ReductionConfig, parse_bool
 from sagemaker_debugger_ext.profiler._config import parse_profiler_config
+from sagemaker_debugger_ext.rule_contract._params import Kind, Param
 
 TRUE_WORDS = [True, 1, 1.0, "true", "True", " TRUE ", "t", "yes", "Y", "on", "ON", "1"]
 FALSE_WORDS = [False, 0, 0.0, "false", "False", "f", "no", "N", "off", "0"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._rule_status import EvaluationStatus as _E
+from ..rule_contract._status import EvaluationStatus as _E
 from ..rules._evidence import is_not_evaluated
 
 __all__ = ["print_summary", "rule_table", "status_style"]
