@@ -1,7 +1,7 @@
 """Zero code change: add the Debugger callback to a script's ``Trainer`` without touching it.
 
 Local mode starts a Python entry point through :mod:`._launch` when the job has a Debugger
-hook config. The launcher installs :class:`_TrainerImportHook` on ``sys.meta_path`` before
+hook config. The launcher installs :class:`_TrainerPatchFinder` on ``sys.meta_path`` before
 the script runs; when the script imports ``transformers.trainer`` or
 ``lightning.pytorch.trainer.trainer`` (``from transformers import Trainer``, ``import
 lightning``), the module is patched right after it loads:
@@ -111,7 +111,7 @@ class _PatchingLoader(importlib.abc.Loader):
         self._patch(module)
 
 
-class _TrainerImportHook(importlib.abc.MetaPathFinder):
+class _TrainerPatchFinder(importlib.abc.MetaPathFinder):
     """Wraps the loaders of the trainer modules so that they are patched once loaded."""
 
     def find_spec(
@@ -132,10 +132,10 @@ class _TrainerImportHook(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Put the import hook first on ``sys.meta_path`` (once); patch modules already imported."""
-    if any(isinstance(f, _TrainerImportHook) for f in sys.meta_path):
+    """Put the patch finder first on ``sys.meta_path`` (once); patch modules already imported."""
+    if any(isinstance(f, _TrainerPatchFinder) for f in sys.meta_path):
         return
     for name, patch in _PATCHES.items():
         if name in sys.modules:
             patch(sys.modules[name])
-    sys.meta_path.insert(0, _TrainerImportHook())
+    sys.meta_path.insert(0, _TrainerPatchFinder())
