@@ -8,17 +8,25 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import SMDebugTypeError
+from ..exceptions import ConfigValueError, SMDebugTypeError
 from ..format._layout import COLLECTIONS_FOLDER
+from ..storage._s3 import split_s3_uri
 
 __all__ = ["get_path_to_collections", "is_s3", "make_numpy_array", "remove_file_if_exists"]
 
 
 def is_s3(path: str) -> tuple[bool, str | None, str | None]:
-    """``(True, bucket, key)`` for an ``s3://`` path, else ``(False, None, None)``."""
+    """``(True, bucket, key)`` for an ``s3://`` path, else ``(False, None, None)``.
+
+    Splits with :func:`~sagemaker_debugger_ext.storage._s3.split_s3_uri`; where that refuses a URI
+    with no bucket (``s3://``, ``s3:///key``), this answers as smdebug's does: ``(True, "", key)``.
+    """
     if not path.startswith("s3://"):
         return False, None, None
-    bucket, _, key = path[5:].partition("/")
+    try:
+        bucket, key = split_s3_uri(path)
+    except ConfigValueError:
+        return True, "", path[5:].lstrip("/")
     return True, bucket, key
 
 
