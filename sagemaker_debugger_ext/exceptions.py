@@ -7,43 +7,8 @@ keep smdebug's names and constructors, so scripts and custom rules written for s
 and raise them after changing only their imports. Inside the package, "step not yet
 available" is a state (:class:`~sagemaker_debugger_ext.trials.StepState`); smdebug's trial
 exceptions are raised only at the public, smdebug-shaped surface. ``_exceptions`` is a
-private alias of this module::
-
-    DebuggerExtError
-    ├── ConfigValueError (ValueError)            bad value in a config object or argument
-    │   ├── UnsupportedRegionError               region has no Debugger / profiler
-    │   └── RequestValidationError               request violates botocore's service model
-    ├── ConfigTypeError (TypeError)              wrong type in a config object or argument
-    ├── ConfigStateError (RuntimeError)          conflicting settings (SDK raised RuntimeError)
-    ├── FormatError                              bytes on disk that cannot be decoded
-    │   ├── CorruptRecordError                   CRC mismatch, bad framing
-    │   ├── TruncatedRecordError                 half-written tail (retry later from offset)
-    │   └── UnsupportedDTypeError (ValueError)   dtype the format cannot carry
-    ├── PathEscapeError (ValueError)             a user/file name would leave its root folder
-    ├── StorageError                             file:// or s3:// I/O failed
-    │   ├── StorageNotFoundError                 missing object, folder or bucket
-    │   ├── StorageUnreachableError              endpoint unreachable after retries
-    │   └── DiskFullError (OSError)              no space left on the local disk (ENOSPC/EDQUOT)
-    ├── HookError                                training-side hook misuse
-    │   └── HookConfigError (ConfigValueError)   bad hook/collection parameter
-    │       └── InvalidCollectionConfiguration   collection with nothing to match (smdebug name)
-    ├── TrialError                               reader errors
-    │   ├── TensorUnavailable, TensorUnavailableForStep, ShapeUnavailableForStep    (smdebug)
-    │   ├── StepUnavailable, StepNotYetAvailable, NoMoreData, NoMoreProfilerData   (smdebug)
-    │   ├── MissingCollectionFiles, IndexReaderException, InvalidWorker            (smdebug)
-    │   └── RuleEvaluationConditionMet, InsufficientInformationForRuleInvocation   (smdebug)
-    ├── ReductionNotApplicableError (ValueError) a reduction asked of a non-numeric (string) tensor
-    ├── LocalModeError                           local platform errors
-    │   ├── JobNotFoundError (LookupError)
-    │   ├── JobAlreadyExistsError (ValueError)
-    │   └── LocalJobInputError (ValueError)      bad input detected before any process starts
-    ├── RuleError                                rule machinery
-    │   ├── RuleParameterError (ValueError)      unknown/invalid rule parameter
-    │   └── RuleNotFoundError (LookupError)      unknown built-in or custom rule name
-    ├── ProfilerError
-    ├── SdkVersionError (ImportError)            the part needs the other SageMaker SDK major
-    └── SMDebugError                             smdebug's general errors, each also the builtin it names
-        └── SMDebugRuntimeError, SMDebugTypeError, SMDebugValueError, SMDebugNotImplementedError
+private alias of this module. The tree is drawn in docs/architecture.md ("The exception tree"),
+which the tests keep complete.
 
 Subsystems add subclasses here, under their own heading, so the tree stays in one place.
 """

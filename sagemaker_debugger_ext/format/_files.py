@@ -8,10 +8,8 @@ removed when the write fails (a full disk leaves no ``.tmp`` behind).
 data of at least ``UNCACHED_MIN_BYTES``: the kernel starts writing the pages to disk at once
 and drops them from the page cache when that is done, so write-once data (a hook's event
 files, read later by another process or not at all) neither pushes the training's own files
-out of the cache nor makes the kernel find new pages for every step. Measured on the 2-vCPU
-machine (a microVM, where pages new to the guest are expensive): a 2.4 MB event file took
-the writer thread 5.2 ms cached and 1.6 ms uncached; its CPU time per saved step of the
-Keras benchmark fell from 3.7-4.9 ms to 2.0-2.9 ms. Where the kernel or the filesystem does
+out of the cache nor makes the kernel find new pages for every step (measurements: docs/format.md,
+"Speed"). Where the kernel or the filesystem does
 not support it (older kernels, tmpfs: ``EOPNOTSUPP``) the write is an ordinary one, and that
 filesystem is not asked again; the bytes on disk are the same either way.
 """
