@@ -73,10 +73,12 @@ def test_bad_value_names_the_key(key: str, value: object) -> None:
     ("instance_type", "grace", "expected"),
     [("ml.m5.xlarge", 10.0, 120.0), ("ml.m5.xlarge", 300.0, 300.0), ("local", 10.0, 10.0), (None, 10.0, 10.0)],
 )
-def test_ml_instance_types_get_the_services_stop_grace(instance_type: str | None, grace: float, expected: float) -> None:
+def test_ml_instance_types_get_the_services_stop_grace(
+    instance_type: str | None, grace: float, expected: float
+) -> None:
     """An ml.* job's training processes get SageMaker's 120 s between SIGTERM and SIGKILL (a self-hosted
     launcher's final sync and end markers need it); local jobs keep StopGraceSeconds."""
-    from sagemaker_debugger_ext.local._launch import training_grace_s
+    from sagemaker_debugger_ext.local.supervisor._launch import training_grace_s
 
     request = {"ResourceConfig": {"InstanceType": instance_type}} if instance_type else {}
     assert training_grace_s(request, grace) == expected
