@@ -56,7 +56,7 @@ def test_init_opens_nothing(tmp_path: Path) -> None:
     out = tmp_path / "run"
     hook = Hook(out_dir=out, include_regex=["x"], save_config=SaveConfig(save_interval=1), context=TrainingContext())
     assert not out.exists() and hook._writer.background is None
-    assert {t.ident for t in threading.enumerate()} == before
+    assert {t.ident for t in threading.enumerate()} <= before  # no thread started (others may end)
     hook.advance_step()
     assert not out.exists()  # a step that has written nothing yet
     hook.record_tensor_value("x", np.ones(3, np.float32))
