@@ -169,3 +169,48 @@ def test_register_model_saves_layers_in_a_custom_loop(tf, tmp_path: Path, compil
     plain = create_trial(str(tmp_path / "plain"))
     assert plain.tensor_names(collection="layers") == []
     assert "Adam/iteration:0" in plain.tensor_names(collection="optimizer_variables")
+
+
+def test_wrap_tape_in_train_step_with_a_registered_model(tf, tmp_path: Path) -> None:
+    """smdebug's tests/tensorflow2/test_embedding_grad.py (Keras 3 train_step): a subclassed model
+    registered with register_model, wrap_tape inside train_step, fit with run_eagerly: the 5
+    gradients (embedding, 2 dense layers) as smdebug's test expects; the optimizer's variables,
+    saved by the tape (before the update) and due again at the batch's end, are the tape's."""
+    import keras
+
+    import sagemaker_debugger_ext.tensorflow as smd
+
+    class Net(keras.Model):
+        def __init__(self, hook: Any) -> None:
+            super().__init__()
+            self.emb, self.hid = keras.layers.Embedding(20, 4), keras.layers.Dense(4, activation="relu")
+            self.out, self.hook = keras.layers.Dense(1, activation="sigmoid"), hook
+
+        def call(self, x: Any, training: bool = False) -> Any:
+            return self.out(self.hid(self.emb(x)))
+
+        def train_step(self, data: Any) -> Any:
+            x, y, sw = keras.utils.unpack_x_y_sample_weight(data)
+            with self.hook.wrap_tape(tf.GradientTape()) as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw)
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables, strict=False))
+            return self.compute_metrics(x, y, y_pred, sw)
+
+    keras.utils.set_random_seed(6)
+    hook = smd.KerasHook(out_dir=str(tmp_path), save_config=smd.SaveConfig(save_interval=5),
+                         include_collections=["weights", "biases", "gradients", "optimizer_variables"])  # fmt: skip
+    model = Net(hook)
+    hook.register_model(model)
+    model.compile(optimizer=hook.wrap_optimizer(keras.optimizers.Adam()), loss="binary_crossentropy", run_eagerly=True)
+    rng = np.random.default_rng(6)
+    x, y = rng.integers(1, 20, size=(128, 5)), rng.integers(0, 2, size=(128, 5, 1)).astype("float32")
+    model.fit(x, y, batch_size=16, epochs=1, callbacks=[hook], verbose=0)
+    hook.close()
+    trial = create_trial(str(tmp_path))
+    grads = trial.tensor_names(collection="gradients")
+    assert len(grads) == 5, grads
+    # as smdebug: a batch's begin and the tape's block are a step each (the tape's: odd steps)
+    assert trial.tensor(grads[0]).steps() == [5, 15]
+    assert [int(trial.tensor("Adam/iteration:0").value(s)) for s in (5, 15)] == [2, 7]
