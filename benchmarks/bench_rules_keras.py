@@ -28,7 +28,7 @@ ONSET = 10
 COLLECTIONS = {
     "weights": None, "gradients": None, "losses": None, "biases": None, "relu_output": ".*relu_output",
     "relu_input": ".*relu_input", "tanh_input": ".*tanh_input", "outputs": None,
-    "input_image": "^inputs$", "input_sequence": ".*embedding0/inputs",
+    "inputs": None, "layers": ".*embedding0/inputs",
 }  # fmt: skip
 SELECTION = {  # Keras' tensor names
     "AllZero": {"collection_names": "relu_output"},
