@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ._collections import SCALAR_COLLECTIONS, Collection
 
-__all__ = ["DEVICE_OPS", "Ops", "device_plan"]
+__all__ = ["DEVICE_OPS", "Ops", "derivation", "device_plan"]
 
 Ops = tuple[tuple[str, bool], ...]
 
@@ -31,3 +31,18 @@ def device_plan(colls: Sequence[Collection]) -> tuple[Ops, bool] | None:
     if not ops or not all(op in DEVICE_OPS for op, _ in ops):
         return None
     return tuple(ops), shape
+
+
+def derivation(op: str, is_abs: bool) -> tuple[str, str]:
+    """How reduction ``op`` (of the absolute values when ``is_abs``) follows from one base
+    quantity a framework computes (``min``, ``max``, ``sum``, ``prod``, ``variance``, ``l2``,
+    ``abs_``-prefixed for absolute values): ``(how, quantity)``, ``how`` being ``"mean"``
+    (the quantity over the tensor's size), ``"sqrt"`` (its square root) or ``"value"``."""
+    prefix = "abs_" if is_abs else ""
+    if op == "mean":
+        return "mean", prefix + "sum"
+    if op == "std":
+        return "sqrt", prefix + "variance"
+    if op in ("l1", "l2"):
+        return "value", "abs_sum" if op == "l1" else "l2"
+    return "value", prefix + op  # min, max, sum, prod, variance

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .._collections import Collection
-from .._device_plan import DEVICE_OPS, device_plan
+from .._device_plan import DEVICE_OPS, derivation, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
@@ -98,17 +98,11 @@ def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Sequence[tuple[str, boo
         return value
 
     columns = []
-    for op, is_abs in ops:
-        prefix = "abs_" if is_abs else ""
-        if op == "mean":
-            sizes = torch.tensor([t.numel() for t in flat], dtype=_F64, device=flat[0].device)
-            columns.append(quantity(prefix + "sum") / sizes)
-        elif op == "std":
-            columns.append(torch.sqrt(quantity(prefix + "variance")))
-        elif op in ("l1", "l2"):
-            columns.append(quantity("abs_sum" if op == "l1" else "l2"))
-        else:  # min, max, sum, prod, variance
-            columns.append(quantity(prefix + op))
+    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+        value = quantity(name)
+        if how == "mean":
+            value = value / torch.tensor([t.numel() for t in flat], dtype=_F64, device=flat[0].device)
+        columns.append(torch.sqrt(value) if how == "sqrt" else value)
     return torch.stack(columns, dim=1)
 
 

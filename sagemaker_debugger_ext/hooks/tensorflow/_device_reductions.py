@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .._device_plan import Ops, device_plan
+from .._device_plan import Ops, derivation, device_plan
 from ._graph import plain_tensor
 
 __all__ = ["ReducedGroup", "reduce_tensors", "save_reduced", "split_for_device", "stored_dtype"]
@@ -86,16 +86,9 @@ def _reduce_one(tensor: tf.Tensor, ops: Ops) -> tf.Tensor:
         return value
 
     columns = []
-    for op, is_abs in ops:
-        prefix = "abs_" if is_abs else ""
-        if op == "mean":
-            columns.append(quantity(prefix + "sum") / size)
-        elif op == "std":
-            columns.append(tf.sqrt(quantity(prefix + "variance")))
-        elif op in ("l1", "l2"):
-            columns.append(quantity("abs_sum" if op == "l1" else "l2"))
-        else:  # min, max, sum, prod, variance
-            columns.append(quantity(prefix + op))
+    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+        value = quantity(name)
+        columns.append(value / size if how == "mean" else tf.sqrt(value) if how == "sqrt" else value)
     return tf.stack(columns)
 
 
