@@ -137,31 +137,14 @@ def save_reduced(
 ) -> None:
     """At run time: store the reductions of ``name`` computed in the step (``row``, in the
     order of ``computed``) for its due collections, as ``_tap_save`` stores a value."""
-    if hook._disabled or not hook._clock.open or not hook._due:
-        return
-    with hook._tap_lock:
-        if name in hook._tapped:
-            return
-        hook._tapped.add(name)
-        if collection is not None:
-            hook._assign(name, collection)
-        hook._guarded(_write_reduced, hook, name, caught, computed, row, shape, dtype)
+    hook._tap_once(name, collection, _write_reduced, hook, name, caught, computed, row, shape, dtype)
 
 
 def _write_reduced(
     hook: Any, name: str, caught: bool, computed: Ops, row: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any]
 ) -> None:
-    from ._taps import _CAUGHT_INTO
-
     due = hook._due
-    if caught:
-        colls = [c for c in due if c.name in _CAUGHT_INTO and c.matches(name)]
-        for coll in colls:
-            if name not in coll.tensor_names:
-                coll.add_tensor_name(name)
-                hook._dirty = True
-    else:
-        colls = [c for c in hook._collections_of(name) if c in due]
+    colls = hook._caught_collections(name) if caught else [c for c in hook._collections_of(name) if c in due]
     if not colls:
         return
     plan = device_plan(colls)

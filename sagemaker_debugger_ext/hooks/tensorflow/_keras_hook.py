@@ -262,6 +262,11 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
         is shared; a variable's update writes a new buffer then). ``caught``: a value of the
         taps (gradients of a wrapped optimizer, layer and model inputs/outputs), saved only
         into the collections it was caught for and ``all``, never a regex of the user's."""
+        self._tap_once(name, collection, self._save_caught if caught else self._save_for_tensor, name, value, private)
+
+    def _tap_once(self, name: str, collection: str | None, save: Any, *args: Any) -> None:
+        """Run ``save(*args)`` for the tapped value ``name`` if this step has not stored it yet
+        and a collection is due (``collection``: the one it was tapped for, assigned first)."""
         if self._disabled or not self._clock.open or not self._due:
             return
         with self._tap_lock:
@@ -270,10 +275,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
             self._tapped.add(name)
             if collection is not None:
                 self._assign(name, collection)
-            if caught:
-                self._guarded(self._save_caught, name, value, private)
-            else:
-                self._guarded(self._save_for_tensor, name, value, private)
+            self._guarded(save, *args)
 
     def _model_weights(self, model: Any) -> list[tuple[str, Any]]:
         if self._weights is None:

@@ -21,7 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from .._collections import CollectionKeys
+from .._collections import Collection, CollectionKeys
 from ._activations import activation_collections, activation_of
 from ._graph import call_at_runtime, in_graph
 from ._naming import gradient_name, layer_tensor_name, model_io_names
@@ -77,13 +77,18 @@ class TapsMixin:
 
     def _save_caught(self, name: str, value: Any, private: bool) -> None:
         """Save a caught value into its due collections among ``_CAUGHT_INTO``."""
+        if colls := self._caught_collections(name):
+            self._write_for(name, value, colls, private)
+
+    def _caught_collections(self, name: str) -> list[Collection]:
+        """The due collections among ``_CAUGHT_INTO`` that a caught value ``name`` goes to,
+        each listing ``name`` from now on."""
         colls = [c for c in self._due if c.name in _CAUGHT_INTO and c.matches(name)]
         for coll in colls:
             if name not in coll.tensor_names:
                 coll.add_tensor_name(name)
                 self._dirty = True
-        if colls:
-            self._write_for(name, value, colls, private)
+        return colls
 
     def _record_activation(self, names: Sequence[str], collections: Sequence[str]) -> bool:
         """List ``names`` in those of ``collections`` that are saved; whether any is."""
