@@ -212,6 +212,8 @@ class BaseHook:
             self._complete(coll)
         self._schedule = DueCollections(self._to_save)
         self._prepared = True
+        if self._atexit is None and not self._closed:  # prepared by a first step or by Keras' fit
+            self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
 
     def _collections_of(self, name: str) -> tuple[Collection, ...]:
         colls = self._tensor_colls.get(name)
@@ -255,9 +257,8 @@ class BaseHook:
         if not self._running:  # the first step: the profiler's config, the collections fixed, close at exit
             self._running = True
             self._metrics = FrameworkMetrics.create(self.context)
-            if not self._prepared:  # Keras' fit prepares first; that hook is not closed at exit (as before)
+            if not self._prepared:  # Keras' fit prepares first
                 self._prepare()
-                self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
         self._end_step()
         metrics = self._metrics
         self._step_started = time.time() if metrics is not None else 0.0
