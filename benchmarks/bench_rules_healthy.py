@@ -5,10 +5,25 @@ The runs are not a fixed suite the settings could be tuned to: each is drawn by
 base seed every invocation, printed and recorded): architecture family (PyTorch MLP
 classifier, CNN, GRU, MLP regressor with or without BatchNorm; a Keras MLP; XGBoost), width,
 depth, optimizer, learning rate within the optimizer's healthy range, batch size, dataset
-shape, noise level, epochs and save interval (``benchmarks/rule_cases/generated_case.py``
-trains it, CPU, a few seconds). Every applicable rule is evaluated on the finished trial
+shape, noise level, minimum epochs and save interval (``benchmarks/rule_cases/generated_case.py``
+trains it, CPU, seconds). Every applicable rule is evaluated on the finished trial
 twice: at its SageMaker defaults (plus the tensor selection a rule requires) and with the
 recommended settings (``RECOMMENDED_RULE_PARAMETERS``). Every firing is a false alarm.
+
+What counts as a healthy run (fixed before the acceptance draw, never after): the generator
+trains each run its minimum epochs and then on until it has **converged** (the best held-out
+evaluation loss improved by less than 5 % over the last 2 evaluations; XGBoost: over the last
+20 rounds, checked every 10), up to 30 epochs (XGBoost 400 rounds). A drawn run is then
+rejected, counted and reported by reason (never dropped silently), when
+- ``unlearned``: its final evaluation loss is not under 0.9x a constant predictor's;
+- ``unconverged``: it reached the budget still improving (a model still learning is not a
+  trained model: a class it has not learned yet is a true ClassImbalance/Confusion finding);
+- ``dead_layer``: a ReLU layer has more than ``DEAD_LAYER`` (70 %) of its units never active
+  on any held-out sample after training (measured by the generator on the held-out set, not by
+  a rule). Such a layer has lost most of its units: DeadRelu saying so is true, whether or not
+  the task needed those units (a 2-class task often does not; no rule sees the task), so the
+  run is not counted as healthy. The bound is the recommended ``threshold_layer``: a DeadRelu
+  firing on a run whose layers are under it on the held-out set is a false alarm.
 
 Reported: false alarms per rule run that evaluated a step, and runs with any false alarm per
 run, each with a 95 % Wilson interval; per rule in ``benchmarks/rules_results.md``.
@@ -36,6 +51,8 @@ import numpy as np
 from ._local_jobs import CASES_DIR
 from .bench_rules import HERE, replace_section
 
+DEAD_LAYER = 0.70  # a ReLU layer with more units than this never active on the held-out set is a dead layer
+REASONS = ("unlearned", "unconverged", "dead_layer")
 FAMILIES = ("mlp", "cnn", "gru", "mlp_reg", "keras_mlp", "xgb")
 FAMILY_WEIGHTS = (0.2, 0.2, 0.15, 0.2, 0.1, 0.15)  # Keras runs cost the most (TensorFlow's start)
 Z95 = 1.959964
@@ -182,14 +199,26 @@ def run_one(root: Path, seed: int) -> dict[str, Any]:
         return {"spec": spec, "error": f"training failed: {tail}", "results": {}}
     (debug / "training_job_end.ts").touch()
     health = json.loads((work / "report.json").read_text())
-    if not health["eval_losses"][-1] < 0.9 * health["baseline"]:
-        return {"spec": spec, "unhealthy": health, "results": {}, "train_s": round(train_s, 1)}
+    reason = rejected(health)
+    if reason:
+        return {"spec": spec, "unhealthy": reason, "health": health, "results": {}, "train_s": round(train_s, 1)}
     trial = create_trial(str(debug))
     results = {
         setting: {rule: _evaluate(trial, rule, rule_parameters(rule, setting)) for rule in rules_for(spec["family"])}
         for setting in ("defaults", "recommended")
     }
     return {"spec": spec, "results": results, "train_s": round(train_s, 1), "s": round(time.perf_counter() - t0, 1)}
+
+
+def rejected(health: Mapping[str, Any]) -> str | None:
+    """Why a trained run is not a healthy run (``unlearned``, ``unconverged``, ``dead_layer``), or None."""
+    if not health["eval_losses"][-1] < 0.9 * health["baseline"]:
+        return "unlearned"
+    if not health["converged"]:
+        return "unconverged"
+    if any(fraction > DEAD_LAYER for fraction in health["dead"].values()):
+        return "dead_layer"
+    return None
 
 
 def wilson95(k: int, n: int) -> tuple[float, float]:
@@ -240,7 +269,8 @@ def run() -> dict[str, Any]:
     out: dict[str, Any] = {
         "rules_healthy_runs": len(ok),
         "rules_healthy_failed_runs": len(failed),
-        "rules_healthy_unlearned_runs": len(unhealthy),
+        "rules_healthy_draws": n_runs,
+        **{f"rules_healthy_rejected_{why}": sum(r["unhealthy"] == why for r in unhealthy) for why in REASONS},
         "rules_healthy_base_seed": base,
         "rules_healthy_seconds": round(time.perf_counter() - t0, 1),
         "rules_healthy_families": {f: sum(r["spec"]["family"] == f for r in ok) for f in FAMILIES},
@@ -261,11 +291,13 @@ def run() -> dict[str, Any]:
     dump = root / "runs.json"  # every run's spec and per-rule verdicts, for a closer look
     dump.write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
     print(f"   rules_healthy: runs and verdicts in {dump}", flush=True)
-    _write_markdown(out, tallies, failed)
+    _write_markdown(out, tallies, failed, unhealthy)
     return out
 
 
-def _write_markdown(out: Mapping[str, Any], tallies: Mapping[str, Any], failed: list[dict[str, Any]]) -> None:
+def _write_markdown(
+    out: Mapping[str, Any], tallies: Mapping[str, Any], failed: list[dict[str, Any]], unhealthy: list[dict[str, Any]]
+) -> None:
     def rate(k: int, n: int) -> str:
         low, high = wilson95(k, n)
         return f"{k}/{n} [{low:.3f}, {high:.3f}]"
@@ -275,9 +307,11 @@ def _write_markdown(out: Mapping[str, Any], tallies: Mapping[str, Any], failed: 
     lines = [
         "# Healthy-runs benchmark (false alarms)",
         "",
-        f"{n} generated healthy runs (base seed {out['rules_healthy_base_seed']}; families {out['rules_healthy_families']}), "
-        f"{out['rules_healthy_seconds']} s; {out['rules_healthy_failed_runs']} runs failed to train, "
-        f"{out['rules_healthy_unlearned_runs']} did not learn (final evaluation loss not under 0.9 x a constant predictor's: excluded).",
+        f"{n} healthy runs of {out['rules_healthy_draws']} drawn (base seed {out['rules_healthy_base_seed']}; "
+        f"families {out['rules_healthy_families']}), {out['rules_healthy_seconds']} s; "
+        f"{out['rules_healthy_failed_runs']} failed to train; rejected as not healthy (rules in the module docstring): "
+        f"{out['rules_healthy_rejected_unlearned']} unlearned, {out['rules_healthy_rejected_unconverged']} unconverged "
+        f"within the budget, {out['rules_healthy_rejected_dead_layer']} with a dead layer (listed below).",
         f"False alarms per rule run that evaluated a step (95 % Wilson interval): defaults **{rate(len(d['alarms']), d['evaluated'])}**, "
         f"recommended **{rate(len(r['alarms']), r['evaluated'])}**.",
         f"Runs with any false alarm: defaults **{rate(d['runs_alarmed'], n)}**, recommended **{rate(r['runs_alarmed'], n)}**.",
@@ -293,5 +327,12 @@ def _write_markdown(out: Mapping[str, Any], tallies: Mapping[str, Any], failed: 
         for spec, rule, res in t["alarms"]:
             what = f"{spec['family']} seed {spec['seed']} {spec['optimizer']} lr {spec['lr']:.3g} every {spec['save_interval']}"
             lines.append(f"- {setting} {rule} ({what}): {res['finding']}")
+    for u in unhealthy:
+        spec, h = u["spec"], u["health"]
+        what = f"{spec['family']} seed {spec['seed']} {spec['optimizer']} lr {spec['lr']:.3g}"
+        dead = ", ".join(f"{k} {v:.0%}" for k, v in h["dead"].items() if v > DEAD_LAYER)
+        lines.append(f"- rejected {u['unhealthy']} ({what}): {h['evaluations']} evaluations, last "
+                     f"{[round(x, 3) for x in h['eval_losses'][-3:]]}, constant predictor {h['baseline']:.3f}"
+                     + (f", dead {dead}" if dead else ""))  # fmt: skip
     lines += [f"- failed to train: seed {f['spec']['seed']} {f['spec']['family']}: {f['error'][-200:]}" for f in failed]
     replace_section(HERE / "rules_results.md", "healthy", "\n".join(lines))

@@ -4,9 +4,16 @@ Run as ``python generated_case.py --spec '<json>'``; the hook is configured from
 ``SMDEBUG_CONFIG_FILE_PATH``. The spec (see ``draw_spec`` in the benchmark) fixes the family
 (``mlp``, ``cnn``, ``gru``, ``mlp_reg`` in PyTorch, ``keras_mlp``, ``xgb``), width, depth,
 optimizer, learning rate (within the healthy range of the optimizer), batch size, dataset
-shape, noise level and epochs. Every run is healthy by construction: a learnable task,
+shape, noise level and minimum epochs. Every run is healthy by construction: a learnable task,
 fresh training samples every epoch (no memorisation), normalised inputs, standard
 initialisation, an evaluation pass over a fixed held-out set after every epoch.
+
+Training budget: a run trains its spec's ``epochs`` and then goes on until it has converged
+(:func:`converged`: the last ``CONVERGED_WINDOW`` evaluations improved the best evaluation
+loss by less than ``CONVERGED_BOUND``, 5 %), up to ``MAX_EPOCHS`` (XGBoost: rounds in tens, the
+same window and bound over rounds of ten, up to ``MAX_ROUNDS``). The report says whether it
+converged, how long it trained, and each ReLU layer's fraction of units never active on any
+held-out sample after training (the benchmark's health check reads them; the rules never do).
 """
 
 from __future__ import annotations
@@ -22,6 +29,22 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 Draw = Callable[[int], tuple[np.ndarray, np.ndarray]]
+CONVERGED_WINDOW = 2  # evaluations (XGBoost: rounds of ten)
+CONVERGED_BOUND = 0.05  # relative improvement of the best evaluation loss over the window
+MAX_EPOCHS = 30
+MAX_ROUNDS = 400
+
+
+def converged(losses: list[float], window: int = CONVERGED_WINDOW, bound: float = CONVERGED_BOUND) -> bool:
+    """Whether the last ``window`` evaluation losses improved the best before them by less than ``bound``.
+
+    Best-so-far, not the last value: a noisy evaluation above the best is no improvement, and a
+    single lucky one below it is (so noise delays the verdict, never hastens it).
+    """
+    if len(losses) <= window:
+        return False
+    before = min(losses[:-window])
+    return min(losses[-window:]) >= (1.0 - bound) * before
 
 
 def task(spec: dict[str, Any], rng: np.random.Generator) -> Draw:
@@ -144,7 +167,7 @@ def train_torch(spec: dict[str, Any]) -> None:
     hook = smd.Hook.create_from_json_file()
     hook.register_module(model)
     hook.register_loss(loss_fn)
-    for _ in range(spec["epochs"]):
+    for epoch in range(MAX_EPOCHS):
         hook.set_mode(smd.modes.TRAIN)
         model.train()
         for _ in range(spec["train_batches"]):
@@ -171,19 +194,58 @@ def train_torch(spec: dict[str, Any]) -> None:
                     hook.save_tensor("labels", y.numpy(), "labels")
                     hook.save_tensor("predictions", out.argmax(dim=1).numpy(), "predictions")
             eval_losses.append(total)
+        if epoch + 1 >= spec["epochs"] and converged(eval_losses):
+            break
     hook.close()
-    report(spec, eval_losses, y_ev, classifier)
+    report(spec, eval_losses, y_ev, classifier, _torch_dead(model, x_ev))
 
 
-def report(spec: dict[str, Any], eval_losses: list[float], y_ev: np.ndarray, classifier: bool) -> None:
-    """Write the run's evaluation losses and the loss of a model that learned nothing (``--report``)."""
+def _torch_dead(model: Any, x_ev: np.ndarray) -> dict[str, float]:
+    """Per ReLU module: the fraction of its units (elements per sample) never > 0 on the held-out set."""
+    import torch
+    from torch import nn
+
+    seen: dict[str, list[np.ndarray]] = {}
+    handles = [
+        m.register_forward_hook(lambda _m, _i, out, name=name: seen.setdefault(name, []).append(out.numpy()))
+        for name, m in model.named_modules()
+        if isinstance(m, nn.ReLU)
+    ]
+    with torch.no_grad():
+        model.eval()
+        model(torch.from_numpy(x_ev))
+    for h in handles:
+        h.remove()
+    return {name: dead_fraction(np.concatenate(outs)) for name, outs in seen.items()}
+
+
+def dead_fraction(out: np.ndarray) -> float:
+    """Fraction of the units of a ReLU output (samples on axis 0) that are 0 for every sample."""
+    active = out.reshape(out.shape[0], -1) > 0
+    return float(np.mean(~active.any(axis=0)))
+
+
+def report(
+    spec: dict[str, Any],
+    eval_losses: list[float],
+    y_ev: np.ndarray,
+    classifier: bool,
+    dead: dict[str, float] | None = None,
+    window: int = CONVERGED_WINDOW,
+) -> None:
+    """Write the run's evaluation losses, the loss of a model that learned nothing, whether it
+    converged and its dead ReLU layers (``--report``)."""
     if classifier:
         p = np.bincount(y_ev.astype(np.int64).ravel()) / y_ev.size
         baseline = float(-(p[p > 0] * np.log(p[p > 0])).sum())  # predicting the label frequencies
     else:
         baseline = float(np.var(y_ev))  # predicting the mean
     with open(spec["report"], "w") as f:
-        json.dump({"eval_losses": eval_losses, "baseline": baseline}, f)
+        json.dump(
+            {"eval_losses": eval_losses, "baseline": baseline, "converged": converged(eval_losses, window),
+             "evaluations": len(eval_losses), "dead": dead or {}},
+            f,
+        )  # fmt: skip
 
 
 def train_keras(spec: dict[str, Any]) -> None:
@@ -206,13 +268,24 @@ def train_keras(spec: dict[str, Any]) -> None:
     model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     hook = smd.KerasHook.create_from_json_file()
     eval_losses = []
-    for _ in range(spec["epochs"]):  # fresh training samples every epoch, validated after each
+    for epoch in range(MAX_EPOCHS):  # fresh training samples every epoch, validated after each
         x, y = draw(spec["train_batches"] * spec["batch"])
         hist = model.fit(x, y, batch_size=spec["batch"], epochs=1, verbose=0, validation_data=(x_ev, y_ev),
                          callbacks=[hook])  # fmt: skip
         eval_losses.append(float(hist.history["val_loss"][-1]))
+        if epoch + 1 >= spec["epochs"] and converged(eval_losses):
+            break
     hook.close()
-    report(spec, eval_losses, y_ev, True)
+    relus = [layer for layer in model.layers if layer.name.startswith("fc")]
+    outs = keras.Model(model.inputs, [layer.output for layer in relus]).predict(x_ev, verbose=0)
+    outs = outs if isinstance(outs, list) else [outs]
+    report(
+        spec,
+        eval_losses,
+        y_ev,
+        True,
+        {layer.name: dead_fraction(np.asarray(o)) for layer, o in zip(relus, outs, strict=True)},
+    )
 
 
 def train_xgb(spec: dict[str, Any]) -> None:
@@ -233,10 +306,16 @@ def train_xgb(spec: dict[str, Any]) -> None:
     hook.validation_data = dval
     hook.hyperparameters = params
     evals: dict[str, Any] = {}
-    xgb.train(params, dtrain, num_boost_round=spec["epochs"] * 10, evals=[(dtrain, "train"), (dval, "validation")],
-              callbacks=[hook], verbose_eval=False, evals_result=evals)  # fmt: skip
+
+    class UntilConverged(xgb.callback.TrainingCallback):  # the same criterion over rounds of ten
+        def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+            done = epoch + 1 >= spec["epochs"] * 10 and (epoch + 1) % 10 == 0
+            return done and converged(evals_log["validation"]["logloss"], 10 * CONVERGED_WINDOW)
+
+    xgb.train(params, dtrain, num_boost_round=MAX_ROUNDS, evals=[(dtrain, "train"), (dval, "validation")],
+              callbacks=[hook, UntilConverged()], verbose_eval=False, evals_result=evals)  # fmt: skip
     hook.close()
-    report(spec, [float(v) for v in evals["validation"]["logloss"]], y[n:], True)
+    report(spec, [float(v) for v in evals["validation"]["logloss"]], y[n:], True, window=10 * CONVERGED_WINDOW)
 
 
 def main() -> None:

@@ -11,7 +11,15 @@ from ...modes import ModeKeys
 from ...rule_contract._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
-from ._noise import NOISE_PARAMS, check_noise_params, confidence_of, wilson_interval, z_value
+from ._noise import (
+    LEARNING_Z,
+    NOISE_PARAMS,
+    check_noise_params,
+    confidence_of,
+    fell_beyond_noise,
+    wilson_interval,
+    z_value,
+)
 from ._series import ends_pass, pass_steps
 
 __all__ = ["ClassImbalance", "Confusion", "class_ids"]
@@ -34,6 +42,24 @@ def class_ids(value: np.ndarray, argmax: bool = False) -> np.ndarray:
     return flat.astype(np.int64)
 
 
+Window = collections.deque[tuple[dict[int, int], dict[int, int]]]  # per step: (labels, mispredicted) per class
+
+
+def _samples(steps: list[tuple[dict[int, int], dict[int, int]]]) -> int:
+    return sum(sum(counts.values()) for counts, _ in steps)
+
+
+def _per_class(window: Window) -> tuple[dict[int, int], dict[int, int]]:
+    """(labels, mispredicted) per class over a window of steps."""
+    seen: dict[int, int] = {}
+    wrong: dict[int, int] = {}
+    for counts, mispredicted in window:
+        for c, n in counts.items():
+            seen[c] = seen.get(c, 0) + n
+            wrong[c] = wrong.get(c, 0) + mispredicted.get(c, 0)
+    return seen, wrong
+
+
 class ClassImbalance(BuiltinRule):
     """Counts labels per class across steps; once ``samples`` labels were seen, fires when
     largest/smallest class count > ``threshold_imbalance``. Mispredictions are judged on a
@@ -43,7 +69,12 @@ class ClassImbalance(BuiltinRule):
 
     ``noise_aware`` (an extension, on in the recommended settings): a class's misprediction
     fraction fires only when the lower end of its Wilson score interval at ``confidence`` is
-    above ``threshold_misprediction`` (a few hundred samples cannot tell 0.71 from 0.70)."""
+    above ``threshold_misprediction`` (a few hundred samples cannot tell 0.71 from 0.70), and
+    not while the class is still being learned: when its misprediction fraction fell from the
+    previous ``samples`` labels (the warm-up, at the first judgement) to the recent ones beyond
+    sampling error (one-sided two-proportion z test at ``LEARNING_CONFIDENCE``, 0.95), the model
+    is not trained on it yet (a slow learner's late class); a truly mispredicted class does not
+    improve."""
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
@@ -73,7 +104,8 @@ class ClassImbalance(BuiltinRule):
     ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._counts: dict[int, int] = {}
-        self._recent: collections.deque[tuple[dict[int, int], dict[int, int]]] = collections.deque()
+        self._recent: Window = collections.deque()
+        self._previous: Window = collections.deque()  # the samples before the recent ones
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
@@ -97,12 +129,12 @@ class ClassImbalance(BuiltinRule):
             step_counts[int(c)] = int(n)
             if p is not None:
                 step_wrong[int(c)] = int(np.count_nonzero(p[y == c] != c))
-        if warm and p is not None:
-            self._recent.append((step_counts, step_wrong))
-            while (
-                len(self._recent) > 1 and sum(sum(c.values()) for c, _ in list(self._recent)[1:]) >= self.p["samples"]
-            ):
-                self._recent.popleft()
+        if p is not None:  # the warm-up's steps are the first judgement's previous window
+            (self._recent if warm else self._previous).append((step_counts, step_wrong))
+            while len(self._recent) > 1 and _samples(list(self._recent)[1:]) >= self.p["samples"]:
+                self._previous.append(self._recent.popleft())
+            while len(self._previous) > 1 and _samples(list(self._previous)[1:]) >= self.p["samples"]:
+                self._previous.popleft()
         total = sum(self._counts.values())
         if total < self.p["samples"]:
             return RuleResult.insufficient()
@@ -119,17 +151,16 @@ class ClassImbalance(BuiltinRule):
                     threshold=self.p["threshold_imbalance"],
                 )
             )
-        seen_n: dict[int, int] = {}
-        wrong_n: dict[int, int] = {}
-        for counts, wrong in self._recent:
-            for c, n in counts.items():
-                seen_n[c] = seen_n.get(c, 0) + n
-                wrong_n[c] = wrong_n.get(c, 0) + wrong.get(c, 0)
+        seen_n, wrong_n = _per_class(self._recent)
+        before_n, before_wrong = _per_class(self._previous)
         if sum(seen_n.values()) >= self.p["samples"]:
             z = z_value(self.p) if self.p["noise_aware"] else 0.0
             for c in sorted(seen_n):
                 frac = wrong_n[c] / seen_n[c]
                 low = wilson_interval(wrong_n[c], seen_n[c], z)[0] if z else frac
+                before = (before_wrong.get(c, 0), before_n.get(c, 0))
+                if z and fell_beyond_noise(before, (wrong_n[c], seen_n[c]), LEARNING_Z):
+                    continue  # still being learned
                 if low > self.p["threshold_misprediction"]:
                     beyond = f" (Wilson lower bound {low:.2f} at confidence {confidence_of(self.p):g})" if z else ""
                     findings.append(
@@ -154,7 +185,10 @@ class Confusion(BuiltinRule):
     Wilson interval at ``confidence`` lies wholly past the threshold. ``patience`` (an
     extension; 1, AWS: every judged matrix alone): a share fires only when it fails in
     ``patience`` consecutive judged matrices (a slow start is right again by the next pass; a
-    confused class stays confused)."""
+    confused class stays confused). With ``noise_aware``, a share that improved since the
+    previous judged matrix beyond sampling error (one-sided two-proportion z test at
+    ``LEARNING_CONFIDENCE``, 0.95) is still being learned: it neither fires nor counts toward
+    ``patience``."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -196,9 +230,23 @@ class Confusion(BuiltinRule):
     ) -> None:
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._failing: dict[tuple[int, int], int] = {}  # (label, predicted) -> consecutive judged matrices failed
+        self._last: np.ndarray | None = None  # the previous judged matrix (noise_aware: is a share improving?)
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
+
+    def _improving(self, matrix: np.ndarray, cell: tuple[int, int], noise_aware: float) -> bool:
+        """Whether the failing share of ``cell`` (label, predicted) fell since the previous matrix beyond noise."""
+        last = self._last
+        if not noise_aware or last is None or last.shape != matrix.shape:
+            return False
+        j, i = cell
+
+        def failing(m: np.ndarray) -> tuple[int, int]:  # (samples on the failing side, column total)
+            col = int(m[:, i].sum())
+            return (col - int(m[i, i]) if j == i else int(m[j, i])), col
+
+        return fell_beyond_noise(failing(last), failing(matrix), LEARNING_Z)
 
     def _persists(self, failed: set[tuple[int, int]], cell: tuple[int, int]) -> bool:
         failed.add(cell)
@@ -252,9 +300,8 @@ class Confusion(BuiltinRule):
             if col == 0:
                 continue
             diag = matrix[i, i] / col
-            if (wilson_interval(int(matrix[i, i]), col, z)[1] if z else diag) < self.p["min_diag"] and self._persists(
-                failed, (i, i)
-            ):
+            low_diag = (wilson_interval(int(matrix[i, i]), col, z)[1] if z else diag) < self.p["min_diag"]
+            if low_diag and not self._improving(matrix, (i, i), z) and self._persists(failed, (i, i)):
                 findings.append(
                     self.finding(
                         step,
@@ -267,7 +314,8 @@ class Confusion(BuiltinRule):
             for j in range(k):
                 share = matrix[j, i] / col
                 off = wilson_interval(int(matrix[j, i]), col, z)[0] if z else share
-                if j != i and off > self.p["max_off_diag"] and self._persists(failed, (j, i)):
+                high = j != i and off > self.p["max_off_diag"]
+                if high and not self._improving(matrix, (j, i), z) and self._persists(failed, (j, i)):
                     findings.append(
                         self.finding(
                             step,
@@ -278,4 +326,5 @@ class Confusion(BuiltinRule):
                         )
                     )
         self._failing = {cell: self._failing.get(cell, 0) + 1 for cell in failed}
+        self._last = matrix
         return RuleResult.met(*findings) if findings else RuleResult.not_met()

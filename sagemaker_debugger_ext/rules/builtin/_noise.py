@@ -113,6 +113,27 @@ def wilson_interval(successes: int, n: int, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+# Evidence that a model is still learning defers a finding at this one-sided confidence: less than
+# a finding needs (``confidence``, 0.999), since deferring costs one window and a false alarm the
+# user's trust. A truly bad class does not improve, so it is deferred 5 % of the time by chance.
+LEARNING_CONFIDENCE = 0.95
+LEARNING_Z = NormalDist().inv_cdf(LEARNING_CONFIDENCE)
+
+
+def fell_beyond_noise(earlier: tuple[int, int], later: tuple[int, int], z: float) -> bool:
+    """Whether a proportion (successes, n) fell from ``earlier`` to ``later`` beyond sampling error.
+
+    The one-sided two-proportion z test with the pooled proportion: ``(p1 - p2) / se > z``.
+    False when either sample is empty or both proportions are 0 or 1.
+    """
+    (k1, n1), (k2, n2) = earlier, later
+    if n1 <= 0 or n2 <= 0:
+        return False
+    pooled = (k1 + k2) / (n1 + n2)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
+    return se > 0 and (k1 / n1 - k2 / n2) / se > z
+
+
 def samples_to_tell(rate: float, confidence: float) -> float:
     """Fewest samples in which 0 successes show a success rate below ``rate`` at ``confidence``.
 
