@@ -17,7 +17,7 @@ import numpy as np
 from .._reductions import reductions_apply
 from ..format import BackgroundWriter, StepWriter
 from ..modes import ModeKeys
-from ._arena import ArenaPool
+from ._arena import ArenaPool, CopyArena
 from ._arrays import float_view
 from ._collections import NON_HISTOGRAM_COLLECTIONS, SCALAR_COLLECTIONS, Collection
 from ._outputs import TensorBoardExport
@@ -58,7 +58,8 @@ class StepOutput:
         self._batcher = ReductionsBatcher(background)
         self._shapes: list[tuple[str, tuple[int, ...]]] = []
         self._arenas = arenas or ArenaPool(reuse=False)
-        self._arena = self._arenas.take()  # the step's copies; given back once written
+        # the step's copies, taken at its first host record (see _copies); given back once written
+        self._arena: CopyArena | None = None
 
     @property
     def wrote(self) -> bool:
@@ -72,11 +73,23 @@ class StepOutput:
         """Write one tensor as is (copied now: the caller's tensor may change afterwards,
         unless it is ``private``: nothing changes it any more); ``wall_time`` overrides the
         step's event time for this record."""
+        arena = self._copies()
         if private and isinstance(array, np.ndarray):
             copy = array
         else:
-            copy = self._arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
+            copy = arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
         self._records.append((name, copy, dtype, wall_time))
+
+    def _copies(self) -> CopyArena:
+        """The step's arena, taken at its first record held in host memory, once the previous
+        step's files are written (so a killed process loses at most one step with host copies,
+        and the copies of two steps never coexist); records computed elsewhere (reductions on
+        the tensor's device) do not wait: the previous step's files are written meanwhile."""
+        if self._arena is None:
+            if self._background is not None:
+                self._background.wait_idle()
+            self._arena = self._arenas.take()
+        return self._arena
 
     def hand_over(self) -> None:
         """Start reducing the tensors saved so far on the writer thread (see _step_reductions)."""
@@ -94,7 +107,8 @@ class StepOutput:
             writer.close()
         finally:
             self._records.clear()  # the copies live in the arena, reused by a later step
-            self._arenas.give_back(self._arena)
+            if self._arena is not None:
+                self._arenas.give_back(self._arena)
 
     def write_scalar(self, name: str, array: np.ndarray, timestamp: float | None = None) -> None:
         """A ``save_scalar`` value: raw record (event time ``timestamp`` when given) plus a
@@ -108,6 +122,7 @@ class StepOutput:
     ) -> None:
         """Write what the collections ``colls`` ask for ``name``: reductions, raw, shape, TB
         output (``private``: see :meth:`write_raw`)."""
+        arena = self._copies()
         values = array if dtype is None else float_view(array, dtype)
         done: set[tuple[str, bool]] = set()
         raw = shape = False
@@ -124,7 +139,7 @@ class StepOutput:
             if todo:  # computed off the training thread (see _step_reductions)
                 done.update(todo)
                 ops = tuple(todo)
-                kept = values if private else self._arena.copy(values)
+                kept = values if private else arena.copy(values)
                 record = Reductions(name, kept, ops, reduction_tensor_names(name, ops, self._keep_colon_index))
                 self._records.append(record)
                 self._batcher.add(record)
@@ -166,7 +181,7 @@ class StepOutput:
                 self._background.submit_call(self._write_files)
             else:
                 self._write_files()
-        else:
+        elif self._arena is not None:
             self._arenas.give_back(self._arena)
         if self._tb is not None:
             self._tb.flush()

@@ -2,10 +2,12 @@
 
 Nothing is opened when the hook is made: the first write claims the worker in ``out_dir``
 (one writer per worker and folder, see ``_claim``) and starts the writer thread. A finished
-step's files are written by that thread while the next step trains, until that step saves
-its first tensor: it waits for them then (long written, in practice, unless every step
-saves), so a killed process loses at most one step, the one in flight (atomic files: never
-half of one). The thread yields the CPU to the training's (its niceness:
+step's files are written by that thread while the next step trains, until that step holds
+its first record in host memory (a copy of a tensor) or ends: it waits for them then (long
+written, in practice, unless every step saves), so a killed process loses at most one step,
+the one in flight (atomic files: never half of one), and the one before only while its files
+are still being written beside a step whose tensors so far were all reduced on their device.
+The thread yields the CPU to the training's (its niceness:
 ``$SAGEMAKER_DEBUGGER_EXT_WRITER_NICE``, default 19).
 """
 
@@ -57,16 +59,17 @@ class HookWriter:
         self, worker: str, step: int, mode: ModeKeys, mode_step: int, tensorboard: TensorBoardExport | None
     ) -> StepOutput:
         """The output of a step that saves something (the first one claims the worker and
-        starts the thread); the previous step's files are on disk first, so a killed process
-        loses at most the step in flight.
+        starts the thread). The previous step's files are on disk before the step holds any
+        record in host memory (:meth:`StepOutput._copies`) and before its own files are
+        handed over, so a killed process loses at most the step in flight, plus the previous
+        one while its files are written and the step in flight has only reductions computed
+        on the device (a reductions-only step's scalars: a millisecond or so).
 
         Raises:
             HookError: another live process writes this worker in ``out_dir``.
             StorageError: an earlier background write failed.
         """
         background = self.background
-        if background is not None:
-            background.wait_idle()
         if self._claim is None:
             self._claim = claim_worker(self.out_dir, worker)
             if self._background:  # a reader in this process flushes it (format._in_process)

@@ -3,6 +3,7 @@ host, and the values equal the NumPy path's (``_reductions``, what the hook stor
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -152,3 +153,54 @@ def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> 
     hook.close()
     assert hook._device_reductions.host_bytes == 0
     assert hook._writer.arenas.bytes_copied == 2 * net.weight.numel() * 4
+
+
+def test_a_reductions_only_step_does_not_wait_for_the_previous_files_until_a_host_copy(tmp_path: Path) -> None:
+    """While the previous step's files are still being written, the next step's parameters
+    are reduced on their device without waiting for them; the step's first record held in
+    host memory (the loss) waits, so two steps' host copies never coexist; every step is
+    stored."""
+    from polling import wait_until
+
+    config = ReductionConfig(reductions=["min", "max"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "losses"], context=TrainingContext())  # fmt: skip
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    hook.register_module(net)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    hook.record_tensor_value("loss", net(x).sum())  # step 0 (starts the writer thread)
+    gate, waiting = threading.Event(), threading.Event()
+
+    def slow_disk() -> None:  # the writer thread is held up: step 0's files are queued behind this
+        waiting.set()
+        gate.wait(60)
+
+    background = hook._writer.background
+    assert background is not None
+    background.submit_call(slow_disk, counted=False)
+    steps: list[str] = []
+
+    def step_one() -> None:
+        out = net(x)  # starts step 1: its weights are reduced on the device
+        steps.append("forward")
+        hook.record_tensor_value("loss", out.sum())  # a host copy: waits for the previous files
+        steps.append("loss")
+
+    thread = threading.Thread(target=step_one)
+    try:
+        thread.start()
+        wait_until(lambda: steps, what="step 1's forward pass while step 0's files are written")
+        assert waiting.is_set() and steps == ["forward"]  # the loss waits for the files
+    finally:
+        gate.set()
+        thread.join(60)
+    assert steps == ["forward", "loss"]
+    hook.record_tensor_value("loss", net(x).sum())  # step 2
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 1, 2]
+    for step in (0, 1, 2):
+        weight = net[0].weight.detach()  # SGD never ran: the weights did not change
+        assert trial.tensor("Sequential_0.weight").reduction_value(step, "max") == pytest.approx(float(weight.max()))
+        assert trial.tensor("loss_output_0").value(step).shape == ()
