@@ -2,11 +2,10 @@
 
 When every due collection of a tensor saves reductions only (no raw tensor, no TensorBoard
 histogram), the PyTorch hook does not copy the tensor to host memory: it reduces it where it
-lives, several tensors per call where it can (one float64 copy of a batch by ``torch.cat``,
-``torch._foreach_norm`` over it), keeps the results on the device as one small float64
-tensor per batch, and copies them to the host once per step (on CUDA without blocking, into
-pinned memory; the step's end waits for the copy only). The writer thread then only encodes
-scalars.
+lives (CPU or CUDA), several tensors per call where it can (``torch._foreach_norm`` over a
+step's parameters), keeps the results on the device as one small float64 tensor per batch,
+and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
+step's end waits for the copy only). The writer thread then only encodes scalars.
 
 Values are those of the NumPy path (``sagemaker_debugger_ext._reductions``): float64
 accumulators for sums, means, norms, products and variances (population); min and max exact;
@@ -32,7 +31,7 @@ from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
 
-__all__ = ["CHUNK_VALUES", "DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
+__all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
 _F64 = torch.float64
 _FLOAT8: frozenset[torch.dtype] = frozenset(
@@ -60,94 +59,51 @@ def stored_dtype(tensor: torch.Tensor) -> np.dtype[Any] | None:
     return dtype
 
 
-#: most values of a batch copied into one float64 buffer at a time (32 MiB; on the CPU kept for
-#: the next batches: a fresh buffer costs more than the copy; a bigger tensor gets one of its own)
-CHUNK_VALUES = 1 << 22
-
-
-def reduce_tensors(
-    tensors: Sequence[torch.Tensor],
-    ops: Sequence[tuple[str, bool]],
-    workspace: dict[torch.device, torch.Tensor] | None = None,
-) -> torch.Tensor:
+def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Sequence[tuple[str, bool]]) -> torch.Tensor:
     """The reductions ``ops`` (``(op, abs)``) of each of ``tensors`` (non-empty floats, one
     device) as a ``(len(tensors), len(ops))`` float64 tensor on that device.
 
-    The tensors are copied into one float64 buffer (``torch.cat``, a chunk of about
-    ``CHUNK_VALUES`` values at a time), so the float64 sums take no per-tensor conversion and
-    the absolute values are taken in place, once; then one call per tensor and quantity
-    (``aminmax``, ``sum``, ...) and one ``_foreach_norm`` for the L2 norms; no host transfer.
-    ``workspace``: the buffer of each device, kept from call to call (made when missing).
+    One torch call per tensor and quantity (``aminmax``, a float64 ``sum``, ...), one
+    ``_foreach_norm`` for all the L2 norms, one ``stack`` per quantity; no host transfer.
     """
     flat = [(t.float() if t.dtype in _FLOAT8 else t).detach().reshape(-1) for t in tensors]
-    plan = [derivation(op, is_abs) for op, is_abs in ops]
-    names = {name for _, name in plan}
     cache: dict[str, torch.Tensor] = {}
-    if names <= {"min", "max"}:  # no float64 values needed
-        cache.update(_minmax(flat, ""))
-    else:
-        workspace = {} if workspace is None else workspace
-        parts = [_quantities(chunk, names, workspace) for chunk in _chunks(flat)]
-        cache.update({name: torch.cat([p[name] for p in parts]) for name in names})
-    sizes = torch.tensor([t.numel() for t in flat], dtype=_F64).to(flat[0].device)
+    absolute: list[torch.Tensor] = []
+
+    def source(name: str) -> list[torch.Tensor]:
+        if not name.startswith("abs_"):
+            return flat
+        if not absolute:
+            absolute.extend(t.abs() for t in flat)
+        return absolute
+
+    def quantity(name: str) -> torch.Tensor:  # one float64 value per tensor
+        if name in cache:
+            return cache[name]
+        base, values = name.removeprefix("abs_"), source(name)
+        if base in ("min", "max"):
+            pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in values]).to(_F64)
+            prefix = name[: -len(base)]
+            cache[prefix + "min"], cache[prefix + "max"] = pairs[:, 0], pairs[:, 1]
+            return cache[name]
+        if base == "sum":
+            value = torch.stack([t.sum(dtype=_F64) for t in values])
+        elif base == "l2":
+            value = torch.stack(torch._foreach_norm(flat, 2, dtype=_F64))
+        elif base == "prod":
+            value = torch.stack([t.prod(dtype=_F64) for t in values])
+        else:  # variance (population, as numpy's), from a float64 copy of one tensor at a time
+            value = torch.stack([torch.var(t.to(_F64), correction=0) for t in values])
+        cache[name] = value
+        return value
+
     columns = []
-    for how, name in plan:
-        value = cache[name]
+    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+        value = quantity(name)
         if how == "mean":
-            value = value / sizes
+            value = value / torch.tensor([t.numel() for t in flat], dtype=_F64, device=flat[0].device)
         columns.append(torch.sqrt(value) if how == "sqrt" else value)
     return torch.stack(columns, dim=1)
-
-
-def _chunks(flat: list[torch.Tensor]) -> Iterator[list[torch.Tensor]]:
-    """``flat`` in consecutive groups of at most ``CHUNK_VALUES`` values (or one tensor)."""
-    chunk: list[torch.Tensor] = []
-    size = 0
-    for tensor in flat:
-        if chunk and size + tensor.numel() > CHUNK_VALUES:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(tensor)
-        size += tensor.numel()
-    yield chunk
-
-
-def _minmax(values: Sequence[torch.Tensor], prefix: str) -> dict[str, torch.Tensor]:
-    pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in values]).to(_F64)
-    return {prefix + "min": pairs[:, 0], prefix + "max": pairs[:, 1]}
-
-
-def _quantities(
-    flat: list[torch.Tensor], names: set[str], workspace: dict[torch.device, torch.Tensor]
-) -> dict[str, torch.Tensor]:
-    """The base quantities ``names`` (see :func:`derivation`) of each of ``flat``, from one
-    float64 copy of them all (made absolute in place for the ``abs_`` ones)."""
-    size, device = sum(t.numel() for t in flat), flat[0].device
-    if size > CHUNK_VALUES or device.type != "cpu":  # one big tensor; CUDA's allocator keeps its memory
-        buffer = torch.empty(size, dtype=_F64, device=device)
-    else:
-        if device not in workspace:
-            workspace[device] = torch.empty(CHUNK_VALUES, dtype=_F64, device=device)
-        buffer = workspace[device][:size]
-    torch.cat(flat, out=buffer)
-    views = buffer.split([t.numel() for t in flat])
-    out: dict[str, torch.Tensor] = {}
-    for prefix in ("", "abs_"):
-        if prefix:
-            if not any(n.startswith(prefix) for n in names):
-                break
-            buffer.abs_()  # the views see it
-        if prefix + "min" in names or prefix + "max" in names:
-            out.update(_minmax(flat if not prefix else views, prefix))
-        if prefix + "sum" in names:
-            out[prefix + "sum"] = torch.stack([v.sum() for v in views])
-        if prefix + "prod" in names:
-            out[prefix + "prod"] = torch.stack([v.prod() for v in views])
-        if prefix + "variance" in names:  # population, as numpy's
-            out[prefix + "variance"] = torch.stack([torch.var(v, correction=0) for v in views])
-        if not prefix and "l2" in names:
-            out["l2"] = torch.stack(torch._foreach_norm(views, 2))
-    return out
 
 
 class DeviceReductions:
@@ -163,7 +119,6 @@ class DeviceReductions:
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
         self.host_bytes = 0
-        self._workspace: dict[torch.device, torch.Tensor] = {}  # reduce_tensors' float64 buffers
 
     def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
         """Reduce ``value`` on its device when ``collections`` (all due) ask for reductions
@@ -216,7 +171,7 @@ class DeviceReductions:
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
         for (ops, device, _), items in pending.items():
-            result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
+            result = reduce_tensors([t for _, t, _ in items], ops)
             event = None
             if device.type == "cuda":  # copy without blocking; finish() waits for this copy only
                 host = torch.empty(result.shape, dtype=_F64, pin_memory=True)
