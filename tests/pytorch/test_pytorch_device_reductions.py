@@ -11,9 +11,13 @@ import pytest
 import torch
 
 from sagemaker_debugger_ext._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS, compute_reductions
+from sagemaker_debugger_ext.format import BackgroundWriter
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks._arrays import float_view
+from sagemaker_debugger_ext.hooks._step_reductions import Reductions
+from sagemaker_debugger_ext.hooks.pytorch import _device_reductions
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
+from sagemaker_debugger_ext.hooks.pytorch._snapshots import Snapshots
 from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
 from sagemaker_debugger_ext.trials import create_trial
@@ -97,10 +101,17 @@ def _net() -> torch.nn.Module:
     return net
 
 
-def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["snapshot", "in_place"])
+def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
+    tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The hook stores reductions of the weights at the step's start and of the gradients as
-    backward delivers them (before clipping changes them in place), copies only the scalars
-    to the host, and stores what the NumPy path computes from host copies taken then."""
+    backward delivers them (before clipping changes them in place), and stores what the
+    NumPy path computes from host copies taken then. CPU batches are copied once each and
+    reduced on the writer thread (``snapshot``); batches too big for that are reduced in
+    place, and then only the scalars reach the host (as on CUDA)."""
+    if path == "in_place":
+        monkeypatch.setattr(_device_reductions, "SNAPSHOT_VALUES", 0)
     ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
@@ -122,6 +133,7 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tm
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)  # changes the gradients in place
         opt.step()
     host_bytes = hook._device_reductions.host_bytes
+    copied = hook._device_reductions.snapshots.copied_bytes
     hook.close()
     assert hook._writer.arenas.bytes_copied == 0  # no host copy of any tensor
     trial = create_trial(str(tmp_path / "run"))
@@ -138,8 +150,39 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tm
             tensor.value(step)  # reductions only: no raw value
     assert checked == len(expected) * len(ops)
     assert np.isnan(trial.tensor("Sequential_empty_weight").reduction_value(0, "min"))  # the NumPy path's rule
-    # only scalars crossed to the host: 4 non-empty parameters + 4 gradients, 6 float64 each, 3 steps
-    assert host_bytes == 3 * 8 * len(ops) * 8
+    if path == "in_place":  # only scalars crossed to the host: 4 parameters + 4 gradients, 6 float64 each, 3 steps
+        assert (host_bytes, copied) == (3 * 8 * len(ops) * 8, 0)
+    else:  # one float32 copy of the parameters and one of the gradients (676 values each) per step
+        assert (host_bytes, copied) == (0, 3 * 2 * 676 * 4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_snapshot_reductions_equal_the_numpy_path(dtype: torch.dtype) -> None:
+    """A CPU batch copied into one buffer and reduced on the writer thread stores the NumPy
+    path's values for every op of every dtype (inf, NaN, overflowing squares), even when the
+    tensors change right after the copy; the buffer is kept for the next batch."""
+    tensors = _tensors(dtype)
+    want = [_numpy_path(t, ALL_OPS) for t in tensors]
+    snapshots, writer = Snapshots(), BackgroundWriter(max_pending=1)
+    try:
+        for _ in range(2):
+            records = [Reductions(f"t{i}", None, tuple(ALL_OPS), ()) for i in range(len(tensors))]
+            snapshots.reduce_later(writer, records, [t.reshape(-1) for t in tensors])
+            for tensor in tensors:
+                tensor.fill_(7)  # the training goes on: the copy is what is reduced
+            writer.flush()
+            for record, w in zip(records, want, strict=True):
+                assert record.array is None
+                values = list(record.values)  # type: ignore[arg-type]
+                for (op, is_abs), g, expected in zip(ALL_OPS, values, w, strict=True):
+                    assert np.asarray(g).dtype == expected.dtype, (op, is_abs)
+                    np.testing.assert_array_equal(g, expected, err_msg=f"{op} abs={is_abs}")
+            tensors = _tensors(dtype)
+    finally:
+        writer.close()
+    assert len(snapshots._free) == 1  # one buffer, reused
+    itemsize = {torch.float64: 8, torch.float16: 2}.get(dtype, 4)
+    assert snapshots.copied_bytes == 2 * sum(t.numel() for t in tensors) * itemsize
 
 
 def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> None:
