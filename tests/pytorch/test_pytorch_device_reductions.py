@@ -3,6 +3,7 @@ host, and the values equal the NumPy path's (``_reductions``, what the hook stor
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -15,9 +16,8 @@ from sagemaker_debugger_ext.format import BackgroundWriter
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks._arrays import float_view
 from sagemaker_debugger_ext.hooks._step_reductions import Reductions
-from sagemaker_debugger_ext.hooks.pytorch import _device_reductions
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
-from sagemaker_debugger_ext.hooks.pytorch._snapshots import Snapshots
+from sagemaker_debugger_ext.hooks.pytorch._snapshots import SNAPSHOT_VALUES, Snapshots
 from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
 from sagemaker_debugger_ext.trials import create_trial
@@ -110,8 +110,12 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
     NumPy path computes from host copies taken then. CPU batches are copied once each and
     reduced on the writer thread (``snapshot``); batches too big for that are reduced in
     place, and then only the scalars reach the host (as on CUDA)."""
-    if path == "in_place":
-        monkeypatch.setattr(_device_reductions, "SNAPSHOT_VALUES", 0)
+    if path == "in_place":  # torch's threads take every core: the writer thread has none to itself
+        monkeypatch.setattr(torch, "get_num_threads", lambda: os.cpu_count() or 1)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(os.cpu_count() or 1)), raising=False)
+    else:
+        monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
@@ -152,8 +156,10 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
     assert np.isnan(trial.tensor("Sequential_empty_weight").reduction_value(0, "min"))  # the NumPy path's rule
     if path == "in_place":  # only scalars crossed to the host: 4 parameters + 4 gradients, 6 float64 each, 3 steps
         assert (host_bytes, copied) == (3 * 8 * len(ops) * 8, 0)
-    else:  # one float32 copy of the parameters and one of the gradients (676 values each) per step
-        assert (host_bytes, copied) == (0, 3 * 2 * 676 * 4)
+    else:  # one float32 copy of the parameters and one of the gradients (676 values each) per step, the
+        # first batch at least: a batch right after the writer thread was starved is reduced in place
+        copies, scalars = divmod(copied, 676 * 4), divmod(host_bytes, 4 * len(ops) * 8)
+        assert copies[0] >= 1 and copies[1] == scalars[1] == 0 and copies[0] + scalars[0] == 3 * 2
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -247,3 +253,21 @@ def test_a_reductions_only_step_does_not_wait_for_the_previous_files_until_a_hos
         weight = net[0].weight.detach()  # SGD never ran: the weights did not change
         assert trial.tensor("Sequential_0.weight").reduction_value(step, "max") == pytest.approx(float(weight.max()))
         assert trial.tensor("loss_output_0").value(step).shape == ()
+
+
+def test_a_batch_is_copied_only_while_the_writer_thread_has_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU batches go to the writer thread only when torch's threads leave it a core, the batch
+    is not too big, and the thread was not starved since the last batch; else in place."""
+    writer, snapshots = BackgroundWriter(max_pending=1), Snapshots()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    try:
+        assert snapshots.worth_it(writer, 100)
+        assert not snapshots.worth_it(writer, SNAPSHOT_VALUES + 1)
+        writer.run_by_callers += 1  # a waiting caller ran a job the starved thread had not taken
+        assert not snapshots.worth_it(writer, 100)
+        assert snapshots.worth_it(writer, 100)  # not starved since
+        monkeypatch.setattr(torch, "get_num_threads", lambda: 2)  # torch's threads take both cores
+        assert not snapshots.worth_it(writer, 100)
+    finally:
+        writer.close()

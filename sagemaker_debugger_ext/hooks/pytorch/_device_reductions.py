@@ -35,7 +35,7 @@ from .._device_plan import DEVICE_OPS, derivation, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
-from ._snapshots import SNAPSHOT_VALUES, Snapshots
+from ._snapshots import Snapshots
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
@@ -184,7 +184,7 @@ class DeviceReductions:
         for (ops, device, _), items in pending.items():
             if device.type == "cpu" and self._background is not None:
                 flat = [(t.float() if t.dtype in _FLOAT8 else t).detach().reshape(-1) for _, t, _ in items]
-                if sum(t.numel() for t in flat) <= SNAPSHOT_VALUES:
+                if self.snapshots.worth_it(self._background, sum(t.numel() for t in flat)):
                     self.snapshots.reduce_later(self._background, [r for r, _, _ in items], flat)
                     continue
             result = reduce_tensors([t for _, t, _ in items], ops)
