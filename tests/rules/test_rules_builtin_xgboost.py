@@ -39,6 +39,30 @@ def test_tree_depth(make_trial: Callable[..., Any], fires: Callable[..., Any]) -
     assert fires(TreeDepth(make_trial({0: deep}), depth="6")) == 0
 
 
+def _tree(step: int, nodes: int) -> dict[str, Any]:
+    return {"trees/Tree": np.full(nodes, step, np.int64), "trees/Node": np.arange(nodes)}
+
+
+def test_tree_depth_window_judges_the_model_not_one_late_tree(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """The healthy benchmark's converged booster (issue 33, seed 7297876, max_depth 4): full trees, then
+    its 60th tree has 15 nodes (depth 3 by node id): AWS's per-round judgement (window 1) fires at that
+    round; the recommended window 0 judges the deepest tree so far and stays quiet. A booster whose
+    trees are shallow from the first round still fires at once; window 2 forgets older trees."""
+    from sagemaker_debugger_ext.rules import recommended_rule_parameters
+
+    healthy = make_trial({s: _tree(s, 31 if s < 5 else 27 if s < 9 else 15) for s in range(10)})
+    assert fires(TreeDepth(healthy)) == 9
+    assert recommended_rule_parameters("TreeDepth") == {"window": "0"}
+    assert fires(TreeDepth(healthy, **recommended_rule_parameters("TreeDepth"))) is None
+    shallow = make_trial({s: _tree(s, 7) for s in range(5)})
+    rule = TreeDepth(shallow, **recommended_rule_parameters("TreeDepth"))
+    assert fires(rule) == 0
+    assert "deepest tree of the last 1 steps has depth 2" in rule.findings[0].message
+    assert fires(TreeDepth(make_trial({0: _tree(0, 31), 1: _tree(1, 7), 2: _tree(2, 7)}), window="2")) == 2
+
+
 def test_create_xgboost_report_writes_html_with_plots(make_trial: Callable[..., Any], tmp_path: Path) -> None:
     """The report embeds PNG data URIs for curves, importance, confusion matrix and distributions."""
     y = np.array([0, 1] * 20, np.float32)

@@ -85,5 +85,8 @@ def test_every_builtin_declares_sagemaker_defaults() -> None:
         "noise_aware": False,
         "confidence": None,
     }
-    assert defaults["TreeDepth"] == {"depth": 4.0}
+    assert defaults["TreeDepth"] == {
+        "depth": 4.0,
+        "window": 1,
+    }  # window (extension, issue 33): 1 judges each round as AWS
     assert len(BUILTIN_RULES) == 21

@@ -45,6 +45,7 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5"}),
         "DeadRelu": MappingProxyType({"noise_aware": "True", "threshold_layer": "70"}),
         "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
+        "TreeDepth": MappingProxyType({"window": "0"}),
     }
 )
 

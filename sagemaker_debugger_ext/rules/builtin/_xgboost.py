@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import math
+from typing import Any
 
 import numpy as np
 
@@ -57,10 +59,32 @@ class FeatureImportanceOverweight(BuiltinRule):
 class TreeDepth(BuiltinRule):
     """Depth of each tree = floor(log2(largest node id + 1)) from the ``trees/Node`` (and
     ``trees/Tree``) tensors; fires when the deepest tree is shallower than ``depth``
-    (XGBoost rejected the splits, so the trees do not grow as deep as configured)."""
+    (XGBoost rejected the splits, so the trees do not grow as deep as configured).
+
+    ``window`` (an extension; 1, AWS: the trees saved at the step alone, one per boosting round):
+    the deepest of the trees saved in the last ``window`` evaluated steps; 0: of every tree so
+    far, the model's depth. A converging booster's late trees have few splits left to make (a
+    healthy model's 60th tree had 15 nodes, its 58th 27), so one round's tree says little
+    about the depth the model uses; a model whose splits are rejected is shallow from its first
+    tree on."""
 
     DESCRIPTION = "the deepest tree, log2 of the largest node id, is shallower than depth"
-    PARAMETERS = (Param(name="depth", kind=Kind.FLOAT, default=4.0, doc="expected tree depth", check=non_negative),)
+    PARAMETERS = (
+        Param(name="depth", kind=Kind.FLOAT, default=4.0, doc="expected tree depth", check=non_negative),
+        Param(
+            name="window",
+            kind=Kind.INT,
+            default=1,
+            doc="judge the deepest tree of the last window steps (extension; 1: AWS, each step alone; 0: all so far)",
+            check=non_negative,
+        ),
+    )
+
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._recent: collections.deque[int] = collections.deque()  # the deepest tree of each evaluated step
 
     def evaluate(self, step: int) -> RuleResult:
         node_names = self.select_tensors(regexes=[r"(.*/)?trees/Node$"])
@@ -74,12 +98,16 @@ class TreeDepth(BuiltinRule):
             trees = np.zeros_like(nodes)
         trees = trees.ravel().astype(np.int64)
         depths = {int(t): math.floor(math.log2(int(nodes[trees == t].max()) + 1)) for t in np.unique(trees)}
-        deepest = max(depths.values())
+        self._recent.append(max(depths.values()))
+        while self.p["window"] and len(self._recent) > self.p["window"]:
+            self._recent.popleft()
+        deepest = max(self._recent)
         if deepest < self.p["depth"]:
+            what = f"of {len(depths)} trees" if self.p["window"] == 1 else f"tree of the last {len(self._recent)} steps"
             return RuleResult.met(
                 self.finding(
                     step,
-                    f"deepest of {len(depths)} trees has depth {deepest} < depth {self.p['depth']:g}",
+                    f"deepest {what} has depth {deepest} < depth {self.p['depth']:g}",
                     tensor=node_names[0],
                     value=deepest,
                     threshold=self.p["depth"],
