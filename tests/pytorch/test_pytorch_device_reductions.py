@@ -257,8 +257,11 @@ def test_a_reductions_only_step_does_not_wait_for_the_previous_files_until_a_hos
 
 def test_a_batch_is_copied_only_while_the_writer_thread_has_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
     """CPU batches go to the writer thread only when torch's threads leave it a core, the batch
-    is not too big, and the thread was not starved since the last batch; else in place."""
-    writer, snapshots = BackgroundWriter(max_pending=1), Snapshots()
+    is not too big, and the thread was neither starved since the last batch nor is behind
+    (an earlier batch not reduced yet); else in place."""
+    from polling import wait_until
+
+    writer, snapshots, gate = BackgroundWriter(max_pending=1), Snapshots(), threading.Event()
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
     try:
@@ -267,7 +270,14 @@ def test_a_batch_is_copied_only_while_the_writer_thread_has_a_core(monkeypatch: 
         writer.run_by_callers += 1  # a waiting caller ran a job the starved thread had not taken
         assert not snapshots.worth_it(writer, 100)
         assert snapshots.worth_it(writer, 100)  # not starved since
+        writer.submit_call(lambda: gate.wait(60), counted=False)  # the thread is busy
+        snapshots.reduce_later(writer, [Reductions("t", None, (("max", False),), ())], [torch.ones(4)])
+        assert not snapshots.worth_it(writer, 100)  # an earlier batch is not reduced yet: behind
+        gate.set()  # the thread catches up by itself (a flush() could run the batch here: starved)
+        wait_until(lambda: snapshots._reduced == snapshots._submitted, what="the writer thread reducing the batch")
+        assert snapshots.worth_it(writer, 100)
         monkeypatch.setattr(torch, "get_num_threads", lambda: 2)  # torch's threads take both cores
         assert not snapshots.worth_it(writer, 100)
     finally:
+        gate.set()
         writer.close()
