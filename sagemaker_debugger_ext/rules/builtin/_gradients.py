@@ -174,7 +174,9 @@ class PoorWeightInitialization(BuiltinRule):
     """During the first ``steps`` steps, fires when (a) max/min variance of activation
     inputs across layers exceeds ``threshold``, (b) the 95th-5th percentile spread of all
     gradients pooled is below ``distribution_range``, or (c) the loss has not improved for
-    ``patience`` saved steps."""
+    ``patience`` saved steps. ``ratio_steps`` (extension, 0 = AWS: every step) judges the
+    variance ratio on the first ``ratio_steps`` saved steps only: the initialisation is the
+    state before training moves the weights, and early weight growth is not a poor init."""
 
     DESCRIPTION = "first `steps` steps: activation-input variance ratio across layers > threshold, gradient p95-p5 < distribution_range, or loss flat for patience steps"
     PARAMETERS = (
@@ -196,6 +198,13 @@ class PoorWeightInitialization(BuiltinRule):
         ),
         Param(name="patience", kind=Kind.INT, default=5, doc="steps without loss improvement", check=positive),
         Param(name="steps", kind=Kind.INT, default=10, doc="how many initial steps are analysed", check=positive),
+        Param(
+            name="ratio_steps",
+            kind=Kind.INT,
+            default=0,
+            doc="judge the variance ratio on the first N saved steps only (0: every analysed step, AWS)",
+            check=non_negative,
+        ),
     )
 
     def evaluate(self, step: int) -> RuleResult:
@@ -205,7 +214,10 @@ class PoorWeightInitialization(BuiltinRule):
         findings: list[Finding] = []
         seen = False
         variances = {}
-        for name in self.select_tensors(["relu_input"], self.p["activation_inputs_regex"]):  # + by module class
+        act_names = self.select_tensors(["relu_input"], self.p["activation_inputs_regex"])  # + by module class
+        if self.p["ratio_steps"] and not self._among_first_saved(act_names, step, mode):
+            act_names = []
+        for name in act_names:
             v = self.value_at(name, step)
             if v is not None and v.size > 1:
                 variances[name] = float(np.var(v.astype(np.float64)))
@@ -248,6 +260,11 @@ class PoorWeightInitialization(BuiltinRule):
             if isinstance(loss_finding, Finding):
                 findings.append(loss_finding)
         return RuleResult.from_findings(findings, seen=seen)
+
+    def _among_first_saved(self, names: list[str], step: int, mode: ModeKeys) -> bool:
+        """Whether ``step`` is one of the first ``ratio_steps`` steps of ``mode`` that saved activation inputs."""
+        saved = sorted({s for n in names for s in self.steps_of(n) if self.mode_of(s)[0] is mode})
+        return step in saved[: self.p["ratio_steps"]]
 
     def _flat_loss(self, step: int, mode: ModeKeys) -> Finding | bool | None:
         patience = self.p["patience"]

@@ -42,7 +42,7 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "Confusion": MappingProxyType(
             {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True", "patience": "2"}
         ),
-        "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5"}),
+        "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5", "ratio_steps": "1"}),
         "DeadRelu": MappingProxyType({"noise_aware": "True", "threshold_layer": "70"}),
         "TensorVariance": MappingProxyType({"collection_names": "weights", "max_threshold": "10"}),
         "TreeDepth": MappingProxyType({"window": "0"}),
