@@ -10,12 +10,17 @@ visible and re-raises the first failure. The owner must ``close()`` it before de
 the run finished (e.g. before ``write_training_end``).
 
 A caller that must wait for queued work (``flush``, ``wait_idle``, ``submit`` beyond
-``max_pending``) does not wait for the thread to be scheduled: while no job runs, it takes
-the oldest queued job and runs it itself, then the next; it waits only for a job that has
-started. One job runs at a time, in submission order, whoever runs it. On a loaded machine
-the thread at niceness 19 may get no CPU for long stretches (a nice-19 thread weighs 15
-against a nice-0 one's 1024): the training's saving step then does the previous step's
-writes itself instead of sleeping until the scheduler gets round to the thread.
+``max_pending``) waits for the thread, unless the thread is starved: when a queued job has
+been free to take (no job running) for ``help_after`` seconds and the thread has not taken
+it, the caller takes the oldest queued job and runs it itself, then the next while the
+thread still takes none; it always waits for a job that has started. One job runs at a
+time, in submission order, whoever runs it. On a loaded machine the thread at niceness 19
+may get no CPU for long stretches (a nice-19 thread weighs 15 against a nice-0 one's
+1024): the training's saving step then does the previous step's writes itself instead of
+sleeping until the scheduler gets round to the thread. On a quiet machine the thread takes
+a job within microseconds of being woken, so the writes stay off the caller's thread (a
+caller that took every job not yet started, as this class once did, took nearly all of
+them: the hook waits for the previous step's files right after handing them over).
 
 With ``nice`` (Linux) the thread runs at that niceness: the scheduler then gives the CPU to
 the training's threads first and the writes fill the idle time. Measured on the 2-vCPU
@@ -31,6 +36,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -42,6 +48,9 @@ from ._files import Data, atomic_write
 __all__ = ["BackgroundWriter"]
 
 MAX_NICE = 19  # the lowest priority Linux gives a thread
+#: seconds a queued job may stay free without the thread taking it before a waiting caller
+#: runs it (the thread is starved then; on a quiet machine it takes one within ~0.1 ms)
+HELP_AFTER = 0.002
 
 
 def lower_thread_priority(nice: int) -> int | None:
@@ -88,19 +97,29 @@ class BackgroundWriter(ClosesOnExit):
             slower than training).
         nice: the writer thread's niceness, 0-19 (Linux; elsewhere ignored): at least this,
             never higher priority than the caller's; 0 leaves it as the caller's.
+        help_after: seconds a queued job may wait, free to take, before a caller waiting for
+            it counts the thread as starved and runs it itself (see the module docstring).
 
     Raises:
-        ConfigValueError: ``max_pending`` is not an int >= 1, or ``nice`` not an int 0-19.
+        ConfigValueError: ``max_pending`` is not an int >= 1, ``nice`` not an int 0-19, or
+            ``help_after`` not a number of seconds from 0 to 3600.
     """
 
-    def __init__(self, *, max_pending: int = 64, nice: int = 0) -> None:
+    def __init__(self, *, max_pending: int = 64, nice: int = 0, help_after: float = HELP_AFTER) -> None:
         if isinstance(max_pending, bool) or not isinstance(max_pending, int) or max_pending < 1:
             msg = field_error_message("max_pending", "an int >= 1", max_pending)
             raise ConfigValueError(msg, field="max_pending", value=max_pending)
         if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
             msg = field_error_message("nice", f"an int from 0 to {MAX_NICE}", nice)
             raise ConfigValueError(msg, field="nice", value=nice)
+        if isinstance(help_after, bool) or not isinstance(help_after, int | float) or not 0 <= help_after < 3600:
+            msg = field_error_message("help_after", "a number of seconds from 0 to 3600", help_after)
+            raise ConfigValueError(msg, field="help_after", value=help_after)
         self._nice = nice
+        self._help_after = float(help_after)
+        # when the oldest queued job became free to take (queued, none running) and no
+        # thread has taken one since (time.monotonic())
+        self._free_since = 0.0
         self._jobs: deque[object] = deque()
         self._max_pending = max_pending
         self._counted = 0  # counted jobs queued or running
@@ -110,7 +129,7 @@ class BackgroundWriter(ClosesOnExit):
         self._thread: threading.Thread | None = None
         #: the writer thread's niceness once it runs (None: not set, see ``nice``)
         self.niceness: int | None = None
-        #: jobs a waiting caller ran itself (the thread had not started them)
+        #: jobs a waiting caller ran itself (the thread, starved, had not taken them)
         self.run_by_callers = 0
         self._error: BaseException | None = None
         self._closed = False
@@ -164,6 +183,8 @@ class BackgroundWriter(ClosesOnExit):
                 while self._counted >= self._max_pending:
                     self._help_or_wait()
                 self._counted += 1
+            if not self._jobs and not self._busy:
+                self._free_since = time.monotonic()  # free to take from now
             self._jobs.append(job)
             self._cond.notify_all()
 
@@ -181,22 +202,29 @@ class BackgroundWriter(ClosesOnExit):
             self._perform(job)
 
     def _help_or_wait(self) -> None:
-        """With the lock held: run the oldest queued job here when none runs, else wait for
-        the running one (or any change)."""
+        """With the lock held: run the oldest queued job here when none runs and the thread
+        has left one free for ``help_after`` seconds (starved), else wait for a change (or
+        until the thread would count as starved)."""
         if self._jobs and not self._busy:
+            left = self._free_since + self._help_after - time.monotonic()
+            if left > 0:
+                self._cond.wait(left)
+                return
             job = self._jobs.popleft()
             self._busy = True
             self.run_by_callers += 1
             self._cond.release()
             try:
-                self._perform(job)
+                self._perform(job, by_caller=True)
             finally:
                 self._cond.acquire()
         else:
             self._cond.wait()
 
-    def _perform(self, job: object) -> None:
-        """Run one dequeued job (lock not held), then mark it done."""
+    def _perform(self, job: object, *, by_caller: bool = False) -> None:
+        """Run one dequeued job (lock not held), then mark it done: the next queued job is
+        free to take from now, unless a caller ran this one (the thread, starved, has
+        still taken none: the caller goes on with the next at once)."""
         try:
             if type(job) is _Uncounted:
                 self._call(job.call)
@@ -207,6 +235,8 @@ class BackgroundWriter(ClosesOnExit):
             job = None  # the written buffers are freed now, not at the next hand-over
             with self._cond:
                 self._busy = False
+                if not by_caller:
+                    self._free_since = time.monotonic()
                 if counted:
                     self._counted -= 1
                 self._cond.notify_all()
