@@ -62,3 +62,20 @@ def write_trial(
     if end:
         write_training_end(root)
     return root
+
+
+def evaluation_passes(shares: list[float], n: int, seed: int = 0) -> tuple[dict[int, Any], dict[int, Any]]:
+    """Steps and modes of a classifier: a TRAIN step then one evaluation pass (one step) per epoch;
+    predicted class 0 is right ``shares[e]`` of ``n`` times in pass e (the rest are label 1);
+    120 samples of class 1 predicted right."""
+    rng = np.random.default_rng(seed)
+    steps: dict[int, Any] = {}
+    modes: dict[int, Any] = {}
+    for e, share in enumerate(shares):
+        right = round(share * n)
+        y = np.array([0] * right + [1] * (n - right) + [1] * 120)
+        p = np.array([0] * n + [1] * 120)
+        order = rng.permutation(y.size)
+        steps[2 * e], modes[2 * e] = {"labels": y, "predictions": y}, (ModeKeys.TRAIN, e)
+        steps[2 * e + 1], modes[2 * e + 1] = {"labels": y[order], "predictions": p[order]}, (ModeKeys.EVAL, e)
+    return steps, modes

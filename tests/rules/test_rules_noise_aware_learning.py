@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from synthetic_trial import evaluation_passes
 
-from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules import recommended_rule_parameters
 from sagemaker_debugger_ext.rules.builtin import ClassImbalance, Confusion, _classification
 from sagemaker_debugger_ext.rules.builtin._noise import LEARNING_Z, fell_beyond_noise
@@ -59,29 +59,13 @@ def test_class_imbalance_still_fires_when_learning_stops_short(
     assert "class 1: 0.90" in rule.findings[0].message
 
 
-def _passes(shares: list[float], n: int = 120, seed: int = 0) -> tuple[dict[int, Any], dict[int, Any]]:
-    """A TRAIN step, then one evaluation pass per epoch: predicted class 0 is right ``shares[e]`` of
-    ``n`` times (the rest are label 1); 120 samples of class 1 predicted right."""
-    rng = np.random.default_rng(seed)
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    for e, share in enumerate(shares):
-        right = round(share * n)
-        y = np.array([0] * right + [1] * (n - right) + [1] * 120)
-        p = np.array([0] * n + [1] * 120)
-        order = rng.permutation(y.size)
-        steps[2 * e], modes[2 * e] = {"labels": y, "predictions": y}, (ModeKeys.TRAIN, e)
-        steps[2 * e + 1], modes[2 * e + 1] = {"labels": y[order], "predictions": p[order]}, (ModeKeys.EVAL, e)
-    return steps, modes
-
-
 def test_confusion_slow_learner_is_quiet(
     make_trial: Callable[..., Any], fires: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The MLP's predicted class 1: right 24 %, 35 %, 45 %, 60 % in its first passes (123-186 samples):
     two consecutive failing passes fired before; the second improved on the first beyond sampling
     error at 0.95 (z 2.1), so it is still being learned; by the third it passes beyond noise."""
-    steps, modes = _passes([0.2, 0.35, 0.45, 0.6, 0.7], n=150)
+    steps, modes = evaluation_passes([0.2, 0.35, 0.45, 0.6, 0.7], n=150)
     trial = make_trial(steps, modes=modes)
     assert fires(Confusion(trial, **recommended_rule_parameters("Confusion"))) is None
     monkeypatch.setattr(_classification, "LEARNING_Z", math.inf)
@@ -94,7 +78,7 @@ def test_confusion_still_fires_on_a_class_that_stops_improving(
     """Predicted class 0 right 20 %, then 30 % (improving: deferred, the streak starts over), then stuck
     at 30 %: fires at the fifth pass (global step 9), the second consecutive failing pass that did not
     improve; the earlier definition fired at the third (step 5)."""
-    steps, modes = _passes([0.9, 0.2, 0.3, 0.3, 0.3, 0.3], n=150)
+    steps, modes = evaluation_passes([0.9, 0.2, 0.3, 0.3, 0.3, 0.3], n=150)
     rule = Confusion(make_trial(steps, modes=modes), **recommended_rule_parameters("Confusion"))
     assert fires(rule) == 9
     assert "in 2 consecutive evaluations" in rule.findings[0].message

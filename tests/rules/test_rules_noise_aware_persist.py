@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from synthetic_trial import evaluation_passes
 
 from sagemaker_debugger_ext.exceptions import RuleParameterError
-from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules import recommended_rule_parameters
 from sagemaker_debugger_ext.rules.builtin import Confusion, DeadRelu, LossNotDecreasing
 from sagemaker_debugger_ext.rules.builtin._noise import below_rate_beyond_noise, samples_to_tell
@@ -90,27 +90,11 @@ def test_binomial_test_helpers() -> None:
     assert not below_rate_beyond_noise(np.array([0]), 10_000, 0.0, 0.999).any()
 
 
-def _passes(shares: list[float], seed: int = 0, n: int = 60) -> tuple[dict[int, Any], dict[int, Any]]:
-    """A TRAIN step then one evaluation pass (one step) per epoch; predicted class 0 is right ``shares[e]``
-    of ``n`` times in pass e (the rest are label 1); 120 samples of class 1 predicted right."""
-    rng = np.random.default_rng(seed)
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    for e, share in enumerate(shares):
-        right = round(share * n)
-        y = np.array([0] * right + [1] * (n - right) + [1] * 120)
-        p = np.array([0] * n + [1] * 120)
-        order = rng.permutation(y.size)
-        steps[2 * e], modes[2 * e] = {"labels": y, "predictions": y}, (ModeKeys.TRAIN, e)
-        steps[2 * e + 1], modes[2 * e + 1] = {"labels": y[order], "predictions": p[order]}, (ModeKeys.EVAL, e)
-    return steps, modes
-
-
 def test_confusion_slow_start_is_quiet(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
     """The healthy benchmark's slow-starting CNN: predicted class 0 right 18 of 60 times in the first pass
     (Wilson upper bound 0.49 < 0.5: beyond sampling error), right 80 % from the second pass on: fired the
     earlier recommended settings at the first pass; quiet with patience 2."""
-    steps, modes = _passes([0.3, 0.8, 0.85, 0.9])
+    steps, modes = evaluation_passes([0.3, 0.8, 0.85, 0.9], n=60)
     trial = make_trial(steps, modes=modes)
     assert fires(Confusion(trial, **BEFORE["Confusion"])) == 1
     assert fires(Confusion(trial, **recommended_rule_parameters("Confusion"))) is None
@@ -122,13 +106,13 @@ def test_confusion_still_fires_on_a_class_that_stays_confused(
     """Predicted class 0 right 20 % of the time from the second pass on (labels of class 1 flipped):
     fires at the third pass (global step 5), one pass after the earlier settings; a failure that
     alternates between passes does not persist and stays quiet."""
-    steps, modes = _passes([0.9, 0.2, 0.2, 0.2, 0.2])
+    steps, modes = evaluation_passes([0.9, 0.2, 0.2, 0.2, 0.2], n=60)
     trial = make_trial(steps, modes=modes)
     assert fires(Confusion(trial, **BEFORE["Confusion"])) == 3
     rule = Confusion(trial, **recommended_rule_parameters("Confusion"))
     assert fires(rule) == 5
     assert "in 2 consecutive evaluations" in rule.findings[0].message
-    steps, modes = _passes([0.2, 0.9, 0.2, 0.9, 0.2])
+    steps, modes = evaluation_passes([0.2, 0.9, 0.2, 0.9, 0.2], n=60)
     assert fires(Confusion(make_trial(steps, modes=modes), **recommended_rule_parameters("Confusion"))) is None
 
 
