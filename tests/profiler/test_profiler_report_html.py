@@ -137,13 +137,15 @@ end = time.time() + 2.5
 while time.time() < end:  # slow, CPU-bound start
     pass
 w = FrameworkMetricsWriter(prof, f"{os.getpid()}-algo-1", close_interval_s=0.5)
-for step in range(60):
+for step in range(160):
     t0 = time.time()
     x = 0
     for i in range(150000):  # CPU-bound "data loader"
         x += i * i
     w.record("DataLoaderIterator", "dataloader", t0, time.time(), step, "TRAIN")
-    if step in (20, 35, 50, 55):  # injected slow steps
+    # Injected slow steps: 4 in 160, so they are 2.5 % of the steps and stand far above
+    # mean + 3 std (about 0.5 x their extra time) even when load slows the normal steps.
+    if step in (40, 80, 120, 150):
         stop = time.time() + 0.6
         while time.time() < stop:
             pass
