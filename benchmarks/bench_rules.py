@@ -12,7 +12,9 @@ Jobs run through local mode's ``Estimator(instance_type="local").fit()`` (two at
 Every rule runs with the package's recommended settings (``RECOMMENDED_RULE_PARAMETERS``,
 the settings the healthy-runs benchmark ``bench_rules_healthy`` finds quiet) plus the
 case's tensor selection, so a quiet rule that misses faults shows here.
-``RULES_BENCH_RULES=A,B`` runs only the jobs of those rules (their own section of the results file).
+``RULES_BENCH_RULES=A,B`` runs only the jobs of those rules: it updates their per-rule figures, writes its
+totals as ``rules_selected_*`` (never over the full run's ``rules_precision``, ``rules_recall``, ...) and
+its table in its own section of the results file.
 Writes its section of ``benchmarks/rules_results.md`` and returns flat metrics.
 """
 
@@ -315,25 +317,42 @@ def run() -> dict[str, Any]:
         ]
         done += [(f.result(), o) for f, o in futures]
     per_rule, _ = _score(done)
+    out = summarise(per_rule, jobs=len(done), seconds=time.perf_counter() - t0, selected=sorted(only))
+    _write_markdown(out, per_rule)
+    return out
+
+
+def summarise(
+    per_rule: Mapping[str, Mapping[str, Any]], *, jobs: int, seconds: float, selected: list[str]
+) -> dict[str, Any]:
+    """The flat figures of a run: totals over every rule it ran, then each rule's own. A selected
+    run (``selected``: the ``RULES_BENCH_RULES`` rules) writes its totals under
+    ``rules_selected_*`` (``rules_selected_rules`` names them), never under the full run's
+    ``rules_precision``/``rules_recall``/``rules_jobs``/...: ``python -m benchmarks`` merges a run's
+    keys into results.json, so those would replace the full run's figures with a subset's.
+    """
     tp = sum(d["tp"] for d in per_rule.values())
     fp = sum(d["fp"] for d in per_rule.values())
     fn = sum(d["fn"] for d in per_rule.values())
     delays = [x for d in per_rule.values() for x in d["delays"]]
-    out: dict[str, Any] = {
-        "rules_precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
-        "rules_recall": round(tp / (tp + fn), 4) if tp + fn else 0.0,
-        "rules_detect_steps_median": statistics.median(delays) if delays else None,
-        "rules_jobs": len(done),
-        "rules_bench_seconds": round(time.perf_counter() - t0, 1),
-        "rules_launch": os.environ.get("RULES_BENCH_LAUNCH", "local"),
+    totals: dict[str, Any] = {
+        "precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
+        "recall": round(tp / (tp + fn), 4) if tp + fn else 0.0,
+        "detect_steps_median": statistics.median(delays) if delays else None,
+        "jobs": jobs,
+        "bench_seconds": round(seconds, 1),
+        "launch": os.environ.get("RULES_BENCH_LAUNCH", "local"),
     }
+    prefix = "rules_selected_" if selected else "rules_"
+    out: dict[str, Any] = {f"{prefix}{k}": v for k, v in totals.items()}
+    if selected:
+        out["rules_selected_rules"] = ",".join(selected)
     for rule, d in sorted(per_rule.items()):
         out[f"rules_{rule}_precision"] = round(d["tp"] / (d["tp"] + d["fp"]), 4) if d["tp"] + d["fp"] else 0.0
         out[f"rules_{rule}_recall"] = round(d["tp"] / (d["tp"] + d["fn"]), 4) if d["tp"] + d["fn"] else 0.0
         out[f"rules_{rule}_detect_steps_median"] = statistics.median(d["delays"]) if d["delays"] else None
         if d["errors"]:
             out[f"rules_{rule}_errors"] = d["errors"][:3]
-    _write_markdown(out, per_rule)
     return out
 
 
@@ -351,13 +370,16 @@ def replace_section(path: Path, name: str, text: str) -> None:
 
 
 def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, Any]]) -> None:
+    only = out.get("rules_selected_rules", "")
+    prefix = "rules_selected_" if only else "rules_"
+    t = {k.removeprefix(prefix): v for k, v in out.items() if k.startswith(prefix)}
     lines = [
         "# Rule detection benchmark",
         "",
-        f"Seeds {list(SEEDS)}; {out['rules_jobs']} training jobs ({out['rules_launch']} launch), {out['rules_bench_seconds']} s.",
+        f"Seeds {list(SEEDS)}; {t['jobs']} training jobs ({t['launch']} launch), {t['bench_seconds']} s.",
         (
-            f"Overall: precision **{out['rules_precision']}**, recall **{out['rules_recall']}**, "
-            f"median saved steps from fault onset to IssuesFound **{out['rules_detect_steps_median']}**."
+            f"Overall: precision **{t['precision']}**, recall **{t['recall']}**, "
+            f"median saved steps from fault onset to IssuesFound **{t['detect_steps_median']}**."
         ),
         "",
         "| rule | fault runs fired (TP/FN) | clean runs fired (FP/TN) | precision | recall | saved steps to detection (median, max) |",
@@ -369,7 +391,6 @@ def _write_markdown(out: Mapping[str, Any], per_rule: Mapping[str, Mapping[str, 
         lines.append(
             f"| {rule} | {d['tp']}/{d['fn']} | {d['fp']}/{d['tn']} | {out[f'rules_{rule}_precision']} | {out[f'rules_{rule}_recall']} | {med} |"
         )
-    only = os.environ.get("RULES_BENCH_RULES", "")
     if only:  # a partial run keeps the full table and writes its own section
         lines[0] += f" (RULES_BENCH_RULES={only})"
     replace_section(HERE / "rules_results.md", "detection_selected" if only else "detection", "\n".join(lines))
