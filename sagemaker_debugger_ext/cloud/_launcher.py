@@ -15,6 +15,11 @@ SageMaker runs ``sagemaker_debugger_ext_launch.py`` from the job's source bundle
    end-of-training marker the rule jobs wait for.
 
 SIGTERM (StopTrainingJob) is passed to the entry point; the final sync still runs.
+
+Under ``torchrun`` the toolkit starts one launcher per process: the launchers of one host elect
+one leader (``_host_group``), which alone starts the monitor and the sync and, after every
+rank's script has ended, writes the end marker; the others only run their script with the
+hook's config.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -47,11 +53,14 @@ from ..local.supervisor._container import _config_files
 from ..local.supervisor._sync import Syncer, SyncTarget, SyncThread
 from ..request._paths import debugger_artifacts_path, profiler_artifacts_path
 from ._bundle import BUNDLE_CONFIG
+from ._host_group import HostGroup
 
 __all__ = ["SYNC_SECONDS_ENV", "main"]
 
 SYNC_SECONDS_ENV = SELF_HOSTED_SYNC_SECONDS_ENV
 _DEFAULT_SYNC_S = 5.0
+RANKS_WAIT_S = 3600.0  # the leader's wait for the other ranks' scripts (torchrun waits for them too)
+STOP_GRACE_S = 30.0  # ... once the job is being stopped: SageMaker kills 120 s after SIGTERM
 
 
 def _sync_targets(config: Mapping[str, Any], work: JobPaths, job: str) -> list[SyncTarget]:
@@ -101,27 +110,37 @@ def main(argv: Sequence[str], *, code_dir: str | os.PathLike[str], environ: Mapp
         folder.mkdir(parents=True, exist_ok=True)
     request = {k: config[k] for k in ("DebugHookConfig", "ProfilerConfig") if config.get(k)}
     env.update(_config_files(request, work, ContainerPaths(root=work.root)))
-    syncer = Syncer(_sync_targets(config, work, job))
-    thread = SyncThread(syncer, float(env.get(SYNC_SECONDS_ENV) or _DEFAULT_SYNC_S))
-    thread.start()
-    monitor = _start_monitor(config, work, env)
+    group = HostGroup(work.root / "launchers")
+    stopping = threading.Event()
+    thread = monitor = syncer = None
+    if group.leader:
+        syncer = Syncer(_sync_targets(config, work, job))
+        thread = SyncThread(syncer, float(env.get(SYNC_SECONDS_ENV) or _DEFAULT_SYNC_S))
+        thread.start()
+        monitor = _start_monitor(config, work, env)
     entry = str(code / str(config["EntryPoint"]))
     child = subprocess.Popen(
         [sys.executable, *trainer_integrations.launcher_args(env), entry, *argv], env=env, cwd=code
     )
 
     def _forward(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
         child.send_signal(signum)
 
     previous = signal.signal(signal.SIGTERM, _forward)
     try:
         exit_code = child.wait()
     finally:
+        group.script_ended()
+        if group.leader:
+            group.wait_for_others(RANKS_WAIT_S, stop=stopping, grace_s=STOP_GRACE_S)
         signal.signal(signal.SIGTERM, previous)
         if monitor is not None:
             terminate_all([monitor], grace_s=10.0)
-        thread.halt.set()
-        thread.join(timeout=60)
-        _end_markers(config, work)
-        syncer.sync()
+        if thread is not None and syncer is not None:
+            thread.halt.set()
+            thread.join(timeout=60)
+            _end_markers(config, work)
+            syncer.sync()
+        group.close()
     return exit_code if exit_code >= 0 else 128 - exit_code

@@ -49,6 +49,12 @@ _TRAIN_ARGUMENTS = {"debugger_hook_config": "DebugHookConfig", "debugger_rule_co
 DROPPED_ARGUMENTS = tuple(_TRAIN_ARGUMENTS)
 _FOLDER = "debugger-self-hosted"
 _PROGRAM, _SUBMIT = "sagemaker_program", "sagemaker_submit_directory"
+# distributions whose runner is mpirun (the launcher is per host, or per torchrun rank: _host_group)
+_MPI_HYPERPARAMETERS = (
+    "sagemaker_mpi_enabled",
+    "sagemaker_distributed_dataparallel_enabled",
+    "sagemaker_pytorch_ddp_enabled",
+)
 _RULE_JOB_SLACK_S = 3600
 _MAX_PROCESSING_S = 432000
 _RULE_WAIT_S = 900.0  # how long fit() waits for the rules' final evaluations after training
@@ -181,8 +187,8 @@ def prepare_train_args(
     ``Estimator.training_job_request()`` shows).
 
     Raises:
-        ConfigValueError: no entry point (the hook's config travels in the source bundle), or an
-            output path that is not on S3.
+        ConfigValueError: no entry point (the hook's config travels in the source bundle), an
+            MPI distribution, or an output path that is not on S3.
     """
     args = copy.deepcopy(dict(train_args))
     job = str(args["job_name"])
@@ -195,6 +201,16 @@ def prepare_train_args(
             None,
         )
         raise ConfigValueError(msg, field="entry_point", value=None)
+    for hp in _MPI_HYPERPARAMETERS:
+        if _decode(hps.get(hp, "false")).lower() == "true":
+            msg = field_error_message(
+                "distribution",
+                "none, torch_distributed, parameter_server or multi_worker_mirrored_strategy with "
+                f"debugger_backend='self-hosted' ({hp} is true: mpirun starts the entry point under mpi4py "
+                "in each rank's own process, where the launcher cannot run it in a process of its own)",
+                hp,
+            )
+            raise ConfigValueError(msg, field="distribution", value=hp)
     keys = {name: args.get(argument) for argument, name in _TRAIN_ARGUMENTS.items()}
     plan, channel = plan_self_hosted(
         job=job,

@@ -1,4 +1,5 @@
-"""Syncing a local folder to a store: changed files only, tensors before the index files that name them."""
+"""Syncing a local folder to a store: changed files only, tensors before the index files that name them,
+the end-of-training marker after everything else."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from .._exceptions import (
     StorageError,
 )
-from ..format._layout import event_key, parse_index_key
+from ..format._layout import END_OF_JOB_FILE, event_key, parse_index_key
 
 __all__ = ["changed_files", "sync_dir"]
 
@@ -45,7 +46,10 @@ def sync_dir(storage: Any, local_dir: Path, prefix: str = "") -> int:
     manifests: dict[str, dict[str, tuple[int, int]]] = storage.__dict__.setdefault("_sync_manifests", {})
     manifest = manifests.setdefault(f"{Path(local_dir).resolve()}|{prefix}", {})
     count = 0
-    for key, path, sig in _steps_in_order(list(changed_files(Path(local_dir), manifest))):
+    ordered = _steps_in_order(list(changed_files(Path(local_dir), manifest)))
+    # the end marker last: a reader that sees it (a rule job) finds every file written before it
+    ordered.sort(key=lambda item: item[0].rsplit("/", 1)[-1] == END_OF_JOB_FILE)
+    for key, path, sig in ordered:
         event = _event_of_index(key)
         if event is not None and event not in manifest and (Path(local_dir) / event).exists():
             continue  # an index goes after its event file (it appeared while we walked)

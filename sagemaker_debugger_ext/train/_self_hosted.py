@@ -94,7 +94,7 @@ def stage_source_code(source_code: Any, *, distributed: Any, into: Path, keys: d
 
     Raises:
         ConfigValueError: no ``entry_script`` (a ``command``, or no source), a script that is not
-            Python, a ``distributed`` runner, or a ``source_dir`` on S3 (each named, with its value).
+            Python, a ``distributed`` runner other than Torchrun, or a ``source_dir`` on S3 (each named, with its value).
     """
     entry = getattr(source_code, "entry_script", None)
     if source_code is None or not entry or getattr(source_code, "command", None):
@@ -105,8 +105,10 @@ def stage_source_code(source_code: Any, *, distributed: Any, into: Path, keys: d
         )
     if not str(entry).endswith(".py"):
         _refuse("source_code.entry_script", "a .py script with backend='self-hosted'", entry)
-    if distributed is not None:
-        _refuse("distributed", "None with backend='self-hosted' (one launcher per host)", type(distributed).__name__)
+    if distributed is not None and type(distributed).__name__ != "Torchrun":
+        # torchrun starts the launcher once per rank and they share the work: see cloud/_host_group.py.
+        # MPI's runner starts it under mpi4py, which has initialised MPI before the script's own process.
+        _refuse("distributed", "None or Torchrun with backend='self-hosted'", type(distributed).__name__)
     source_dir = str(source_code.source_dir or "")
     if source_dir.startswith("s3://"):
         _refuse("source_code.source_dir", "a local folder or .tar.gz with backend='self-hosted'", source_dir)

@@ -123,3 +123,31 @@ def test_self_hosted_needs_an_entry_point_and_an_s3_output(s3: Any) -> None:
     args["output_config"] = {"S3OutputPath": "file:///tmp/out"}
     with pytest.raises(ConfigValueError, match=r"^'output_path' must be an s3:// URI"):
         prepare_train_args(args, s3_client=s3, version="1")
+
+
+@pytest.mark.parametrize("distribution", [{"mpi": {"enabled": True}}, {"pytorchddp": {"enabled": True}},
+                                          {"smdistributed": {"dataparallel": {"enabled": True}}}])  # fmt: skip
+def test_mpi_distributions_are_refused_torchrun_is_not(
+    s3: Any, distribution: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real SDK v2 PyTorch estimator's distribution hyperparameters: the mpirun-launched ones are
+    refused before anything is uploaded, naming the hyperparameter; torch_distributed passes
+    (its ranks share one launcher leader: tests/cloud/test_cloud_launcher_ranks.py)."""
+    from sagemaker.pytorch import PyTorch
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+
+    def hyperparameters(dist: dict[str, Any]) -> dict[str, Any]:
+        est = PyTorch(entry_point="train.py", role="r", framework_version="2.1.0", py_version="py310",
+                      instance_type="ml.p4d.24xlarge", instance_count=1, distribution=dist)  # fmt: skip
+        return dict(est.hyperparameters())  # JSON-encoded, as Session.train receives them
+
+    args = _train_args(s3.bucket)
+    args["hyperparameters"].update(hyperparameters(distribution))
+    with pytest.raises(ConfigValueError, match=r"^'distribution' must be none, torch_distributed.*is true: mpirun"):
+        prepare_train_args(args, s3_client=s3, version="1")
+    assert "Contents" not in s3.list_objects_v2(Bucket=s3.bucket)  # nothing uploaded
+    args = _train_args(s3.bucket)
+    args["hyperparameters"].update(hyperparameters({"torch_distributed": {"enabled": True}}))
+    assert args["hyperparameters"]["sagemaker_torch_distributed_enabled"] == "true"
+    prepare_train_args(args, s3_client=s3, version="1", upload=False)

@@ -31,3 +31,21 @@ def test_each_index_follows_its_event() -> None:
         event_key(1, "worker_0"),
         index_key(1, "worker_0"),
     ]
+
+
+def test_the_end_marker_goes_after_every_file_of_the_same_pass(tmp_path: Path) -> None:
+    """A pass that finds the marker and the last steps uploads the marker last, though the walk
+    meets it first (top-level files before folders): a rule job that sees it finds the last step."""
+    from sagemaker_debugger_ext.format._layout import END_OF_JOB_FILE
+    from sagemaker_debugger_ext.storage._memory import MemoryStorage
+
+    local = tmp_path / "debug-output"
+    for key in (event_key(7, "worker_0"), index_key(7, "worker_0"), END_OF_JOB_FILE, "system/" + END_OF_JOB_FILE):
+        (local / key).parent.mkdir(parents=True, exist_ok=True)
+        (local / key).write_bytes(b"x")
+    (local / "system" / "a.json").write_bytes(b"{}")
+    store = MemoryStorage()
+    assert store.sync_dir(local) == 5
+    order = list(store.objects)
+    assert sorted(order[-2:]) == sorted([END_OF_JOB_FILE, "system/" + END_OF_JOB_FILE]), order
+    assert order.index(index_key(7, "worker_0")) > order.index(event_key(7, "worker_0"))

@@ -49,6 +49,7 @@ from ..._container_env import (
     TRAINING_JOB_NAME_ENV,
     ContainerPaths,
 )
+from ...format._files import atomic_write
 from ...integrations import _autopatch as trainer_integrations
 from .. import _xgb_algorithm as xgboost_algorithm
 from ..store import _model_trainer_jobs as model_trainer
@@ -177,8 +178,8 @@ class HostSetup:
 
 
 def _write(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+    # atomic: under torchrun every rank's launcher writes the same file while others read it
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def _link_channel(paths: ContainerPaths, name: str, local_source: Path) -> None:

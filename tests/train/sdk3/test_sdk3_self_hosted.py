@@ -93,7 +93,7 @@ def test_staged_tarball_source_without_requirements_gets_the_packages_own_file(t
 
 
 def test_sources_the_launcher_cannot_run_are_refused_by_name(tmp_path: Path) -> None:
-    from sagemaker.train.distributed import Torchrun
+    from sagemaker.train.distributed import MPI, Torchrun
 
     from sagemaker_debugger_ext.train._self_hosted import stage_source_code
 
@@ -109,8 +109,11 @@ def test_sources_the_launcher_cannot_run_are_refused_by_name(tmp_path: Path) -> 
         stage(_source_code(source_dir=str(src), command="python train.py"))
     with pytest.raises(ConfigValueError, match=r"'source_code.entry_script' must be a .py script.*got 'run.sh'"):
         stage(_source_code(source_dir=str(src), entry_script="run.sh"))
-    with pytest.raises(ConfigValueError, match=r"'distributed' must be None.*got 'Torchrun'"):
-        stage(_source_code(source_dir=str(src), entry_script="train.py"), Torchrun())
+    with pytest.raises(ConfigValueError, match=r"'distributed' must be None or Torchrun.*got 'MPI'"):
+        stage(_source_code(source_dir=str(src), entry_script="train.py"), MPI())
+    # torchrun starts the launcher once per rank; the ranks of a host share one leader (cloud/_host_group.py)
+    staged = stage(_source_code(source_dir=str(src), entry_script="train.py"), Torchrun())
+    assert staged.entry_script == LAUNCH
     with pytest.raises(ConfigValueError, match=r"'source_code.source_dir'.*local folder.*got 's3://b/src'"):
         stage(_source_code(source_dir="s3://b/src", entry_script="train.py"))
 
@@ -311,3 +314,46 @@ def test_a_failed_self_hosted_job_prints_its_summary_before_the_sdks_error(
     assert f"Debug output:       s3://{cloud.bucket}/out/{job}/debug-output" in printed, printed[-2000:]
     assert cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"] == []
     assert [k for k in DEBUGGER_FIELDS if k in cloud.client.store.read_request(job)] == []
+
+
+@pytest.mark.slow
+def test_a_torchrun_job_writes_one_trial_with_every_rank_before_its_end_marker(cloud: Any, tmp_path: Path) -> None:
+    """``Torchrun(process_count_per_node=2)``: torchrun starts the launcher once per rank; the ranks
+    share one leader, so the trial on S3 holds both workers at every step and the rule job (which
+    stops at the end marker) evaluates them all."""
+    from sagemaker.train.distributed import Torchrun
+
+    from sagemaker_debugger_ext import modes
+    from sagemaker_debugger_ext.trials import create_trial
+
+    source = tmp_path / "src"
+    shutil.copytree(SCRIPTS, source)
+    losses = [CollectionConfig("losses", {"save_interval": "1"})]
+    trainer = _cloud_trainer(
+        cloud, source, "train_ddp.py", "mt-self-hosted-ddp", hyperparameters={"steps": 20},
+        distributed=Torchrun(process_count_per_node=2),
+    ).with_debugger(
+        rules=[Rule.sagemaker(rule_configs.loss_not_decreasing(), collections_to_save=losses)],
+        debugger_hook_config=DebuggerHookConfig(hook_parameters={"save_interval": "1", "include_workers": "all"}),
+        backend="self-hosted", rule_poll_seconds=0.5,
+    )  # fmt: skip
+    trainer.train(wait=True, logs=False)
+    job = trainer._latest_training_job.training_job_name
+    assert cloud.sm.describe_training_job(TrainingJobName=job)["TrainingJobStatus"] == "Completed"
+    trial = create_trial(trainer.latest_job_debugger_artifacts_path())
+    assert trial.loaded_all_steps and trial.num_workers == 2
+    loss = trial.tensor(trial.tensor_names(collection="losses")[0])
+    assert loss.steps(mode=modes.TRAIN) == list(range(20))
+    assert all(len(loss.workers(s, mode=modes.TRAIN)) == 2 for s in range(20))
+    names = [
+        s["ProcessingJobName"] for s in cloud.sm.list_processing_jobs(NameContains=job[:26])["ProcessingJobSummaries"]
+    ]
+    assert len(names) == 1
+    final = wait_until(
+        lambda: (d := cloud.sm.describe_processing_job(ProcessingJobName=names[0]))["ProcessingJobStatus"]
+        in ("Completed", "Failed", "Stopped") and d,
+        timeout_s=240, what="the rule job",
+    )  # fmt: skip
+    assert final["ProcessingJobStatus"] == "Completed", final
+    (status,) = trainer.rule_job_summary()
+    assert status["RuleEvaluationStatus"] in ("NoIssuesFound", "IssuesFound"), status
