@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from .._container_env import TRAINING_END_MARKER
 from .._exceptions import ConfigValueError, PathEscapeError, field_error_message
 
 __all__ = [
@@ -30,7 +31,7 @@ EVENTS_PREFIX = "events/"
 INDEX_PREFIX = "index/"
 COLLECTIONS_PREFIX = "collections/"
 COLLECTIONS_FOLDER = COLLECTIONS_PREFIX + "000000000/"  # every worker's collections JSON (smdebug's layout)
-END_OF_JOB_FILE = "training_job_end.ts"
+END_OF_JOB_FILE = TRAINING_END_MARKER  # one name for the file: the containers' and the trials'
 INDEX_STEPS_PER_FOLDER = 1000  # index files of steps [1000 k, 1000 k + 999] share folder k
 
 _INDEX_RE = re.compile(r"(?:^|/)index/(\d{9})/(\d{12})_([^/]+)\.json$")
