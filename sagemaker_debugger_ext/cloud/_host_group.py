@@ -22,22 +22,14 @@ import threading
 import time
 from pathlib import Path
 
+from ..local.store._job_store import pid_alive
+
 __all__ = ["HostGroup"]
 
 _LOCK = "leader.lock"
 _SUFFIX = ".running"
 _POLL_S = 0.2
 _NEVER = threading.Event()  # never set: a plain poll interval once stopping
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class HostGroup:
@@ -68,7 +60,7 @@ class HostGroup:
             if not stem.isdigit() or entry == self._marker:
                 continue
             pid = int(stem)
-            if _alive(pid):
+            if pid_alive(pid):
                 pids.append(pid)
         return sorted(pids)
 
