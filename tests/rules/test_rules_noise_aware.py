@@ -22,7 +22,7 @@ from sagemaker_debugger_ext.rules.builtin import (
     Overtraining,
     PoorWeightInitialization,
 )
-from sagemaker_debugger_ext.rules.builtin._noise import noise_sigma, wilson_interval
+from sagemaker_debugger_ext.rules.builtin._noise import noise_sigma, wilson_interval, window_spread
 
 LOSSES = {"losses": ["loss"]}
 # the recommended settings before issue 33 (exact comparisons)
@@ -180,6 +180,12 @@ def test_noise_helpers() -> None:
     assert noise_sigma(series) == pytest.approx(0.1, rel=0.05)
     assert noise_sigma([0.3] * 5) == 0.0
     assert noise_sigma([1.0]) is None
+    # the spread of means of 10 independent values: sigma / sqrt(10); a steady trend is not noise around it
+    assert window_spread(series[-500:], 10) == pytest.approx(0.1 / 10**0.5, rel=0.2)
+    trend = [0.02 * i for i in range(50)]
+    assert window_spread(trend, 10) == pytest.approx(1.4826 * 0.2 / 2**0.5)
+    assert window_spread(trend, 10, around_trend=True) == pytest.approx(0.0, abs=1e-12)
+    assert window_spread(trend[:19], 10) == 0.0  # fewer than two windows
 
 
 @pytest.mark.parametrize(
@@ -199,15 +205,21 @@ def test_noise_parameters_are_validated(
         rule(trial, **params)
 
 
-def _running_mean_epochs(seed: int, epochs: int = 12, batches: int = 24) -> dict[int, float]:
+def _running_mean_epochs(
+    seed: int, epochs: int = 12, batches: int = 24, *, level: float = 0.1, luck: float = 0.0, rise_from: int = -1
+) -> dict[int, float]:
     """Keras logs the training loss as the running mean over the epoch's batches: smooth within an
-    epoch (noisy at its start), reset at the next. Batch losses: converged at 0.1, noise 0.05."""
+    epoch (noisy at its start), reset at the next. Batch losses: converged at ``level``, noise 0.05;
+    ``luck``: each epoch's fresh samples are easier or harder than the population by N(0, luck);
+    from step ``rise_from`` on the loss truly climbs by 0.004 a step (a learning rate too high)."""
     rng = np.random.default_rng(seed)
     out, g = {}, 0
     for e in range(epochs):
         seen: list[float] = []
+        offset = luck * rng.standard_normal() if luck else 0.0
         for _ in range(batches):
-            seen.append(0.1 + 0.5 * np.exp(-e) + 0.05 * rng.standard_normal())
+            rise = 0.004 * (g - rise_from) if 0 <= rise_from <= g else 0.0
+            seen.append(level + 0.5 * np.exp(-e) + offset + rise + 0.05 * rng.standard_normal())
             out[g] = float(np.mean(seen))
             g += 1
     return out
@@ -222,6 +234,46 @@ def test_overtraining_running_mean_loss_is_quiet(
     trial = _losses({s: v for s, v in _running_mean_epochs(seed).items() if s % 2 == 0}, make_trial)
     assert fires(Overtraining(trial, **EXACT["Overtraining"])) is not None
     assert fires(Overtraining(trial, **recommended_rule_parameters("Overtraining"))) is None
+
+
+# draw 3's Keras MLP (seed 1034238683, SGD lr 0.038): its saved loss, Keras' running mean over the epoch, steps 0, 5, ...
+DRAW3_KERAS = [
+    1.5079, 1.071, 0.7635, 0.6194, 0.5134, 0.4399, 0.3915, 0.0951, 0.1667, 0.1652, 0.1587, 0.165, 0.1558,
+    0.1191, 0.1611, 0.1602, 0.2012, 0.2002, 0.1964, 0.2065, 0.2747, 0.239, 0.2511, 0.2253, 0.2132, 0.2081,
+    0.2255, 0.1991, 0.1931, 0.184, 0.1915, 0.2035, 0.0965, 0.1056, 0.143, 0.1797, 0.155, 0.1821, 0.1838,
+    0.1683, 0.1655, 0.141, 0.1547, 0.155, 0.1427, 0.2507, 0.2721, 0.2391, 0.2216, 0.2376, 0.2283, 0.2214,
+]  # fmt: skip
+
+
+def test_loss_not_decreasing_running_mean_after_a_lucky_epoch_is_quiet(
+    make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """Draw 3's Keras MLP was healthy (its loss on 200,000 fresh samples fell from 0.203 to 0.194 over the
+    two windows), yet its window mean rose from 0.161 (a lucky epoch's batches) to 0.226: by the saved
+    losses' successive differences a rise beyond noise, on which the earlier definition fired (step 120).
+    The window means' own spread says it is not. Likewise synthetic runs whose epochs' fresh samples are
+    easier or harder by N(0, 0.05) (seeds on which the earlier definition fired)."""
+    best, now = DRAW3_KERAS[9:17], DRAW3_KERAS[17:25]
+    iid_se = noise_sigma(best + now) * (2 / 8) ** 0.5  # type: ignore[operator]
+    assert np.mean(now) - 1.2 * np.mean(best) > 3.09 * iid_se  # the pattern: beyond the successive-difference noise
+    trial = _losses(dict(zip(range(0, 260, 5), DRAW3_KERAS, strict=True)), make_trial)
+    assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) is None
+    for seed in (2, 3, 15):
+        values = _running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05)
+        trial = _losses({s: v for s, v in values.items() if s % 5 == 0}, make_trial)
+        assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) is None
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_loss_not_decreasing_running_mean_still_fires_on_a_true_rise(
+    seed: int, make_trial: Callable[..., Any], fires: Callable[..., Any]
+) -> None:
+    """The same running-mean loss with lucky epochs, whose batch losses truly climb from step 60 (a learning
+    rate too high): fires (the climb is a trend, not noise: the window means' spread is taken around it)."""
+    values = _running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05, rise_from=60)
+    trial = _losses({s: v for s, v in values.items() if s % 5 == 0}, make_trial)
+    first = fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing")))
+    assert first is not None and 60 < first <= 240
 
 
 def test_overfit_gap_within_noise_is_quiet_and_memorising_fires(

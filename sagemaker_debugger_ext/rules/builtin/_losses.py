@@ -15,7 +15,7 @@ from ...modes import ModeKeys
 from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
-from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value
+from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, window_spread, z_value
 from ._series import ends_pass, eval_passes, lower_is_better, mean, metric_kind, pass_steps
 
 __all__ = ["LossNotDecreasing", "Overfit"]
@@ -253,7 +253,10 @@ class LossNotDecreasing(_LossRule):
         if best is None:
             return None
         limit = best[0] + abs(best[0]) * self.p["increase_threshold_percent"] / 100.0
-        rise_se = sigma * (1 / best[1] + 1 / len(current)) ** 0.5
+        # also the window means' own spread (as Overtraining's): sigma / sqrt(k) underrates a running-mean loss (Keras')
+        k = len(current)
+        spread = window_spread([v for _, v in history[-(5 * k - 1) :]], k, around_trend=True)
+        rise_se = max(sigma * (1 / best[1] + 1 / k) ** 0.5, spread * 2**0.5)
         if now - limit <= z * rise_se:
             return None
         return self.finding(

@@ -8,7 +8,9 @@ beyond that noise at the rule's ``confidence``, the noise being measured from th
 
 - a window of saved losses has mean ``m`` and standard error ``sigma * sqrt(1/k)``, ``sigma``
   estimated from successive differences of the saved losses (a trend barely inflates it,
-  a frozen loss gives 0), see :func:`noise_sigma`;
+  a frozen loss gives 0), see :func:`noise_sigma`; where the saved losses are not independent
+  (Keras logs the running mean over the epoch), at least the spread of the window means
+  themselves (:func:`window_spread`);
 - a misprediction fraction ``w / n`` is judged by its Wilson score interval
   (:func:`wilson_interval`);
 - a rate that must be *below* a small threshold (a ReLU unit active in fewer than 1 % of the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 from typing import Any
@@ -42,6 +45,7 @@ __all__ = [
     "noise_sigma",
     "samples_to_tell",
     "wilson_interval",
+    "window_spread",
     "z_value",
 ]
 
@@ -100,6 +104,26 @@ def noise_sigma(*series: Sequence[float]) -> float | None:
     if not diffs:
         return None
     return math.sqrt(sum(d * d for d in diffs) / (2 * len(diffs)))
+
+
+def window_spread(values: Sequence[float], k: int, *, around_trend: bool = False) -> float:
+    """Noise (robust standard deviation) of the mean of ``k`` consecutive saved values, measured on such means.
+
+    The means of every ``k`` consecutive ``values`` (one per saved step), differenced ``k`` apart
+    (back-to-back windows): ``1.4826 * median(|d|) / sqrt(2)``. Unlike ``noise_sigma(values) /
+    sqrt(k)`` it holds for values that are not independent: a loss logged as a running mean over
+    the epoch (as Keras logs it) is smooth from save to save, so its successive differences are
+    small, yet its window means differ from epoch to epoch by the epoch's sampled batches. The
+    median ignores the few differences a decline or a stop puts in the history. ``around_trend``:
+    the differences' spread around their median instead (a steady trend moves every difference
+    alike: it is not noise, and a rise must not hide in it). 0 with fewer than ``2 * k`` values.
+    """
+    if k <= 0 or len(values) < 2 * k:
+        return 0.0
+    means = [sum(values[i : i + k]) / k for i in range(len(values) - k + 1)]
+    lagged = [b - a for a, b in zip(means, means[k:], strict=False)]
+    centre = statistics.median(lagged) if around_trend else 0.0
+    return 1.4826 * statistics.median(abs(d - centre) for d in lagged) / 2**0.5
 
 
 def wilson_interval(successes: int, n: int, z: float) -> tuple[float, float]:

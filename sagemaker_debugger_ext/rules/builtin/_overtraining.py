@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from ...modes import ModeKeys
 from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import RuleResult
 from ._losses import _LossRule
-from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, z_value
+from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, window_spread, z_value
 from ._series import mean
 
 __all__ = ["Overtraining"]
@@ -56,7 +55,7 @@ class Overtraining(_LossRule):
         self._since: dict[tuple[str, str], int] = {}
         self._train_window: dict[str, list[float]] = {}
         self._series: dict[str, list[float]] = {}
-        self._smooth: dict[str, list[float]] = {}
+        self._raw: dict[str, list[float]] = {}  # the last five windows of saved training losses
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
@@ -73,18 +72,15 @@ class Overtraining(_LossRule):
 
     def _train_se(self, name: str, window: list[float]) -> float:
         """Noise of the smoothed training loss: the larger of the batch noise over sqrt(window) and
-        the spread (median absolute) of differences between smoothed values a window apart over the last four windows
-        (a loss logged as a running mean over the epoch, as Keras logs it, is smooth from save to
-        save yet differs from epoch to epoch). Per value: the difference's spread over sqrt(2)."""
+        the spread of window means over the last four windows (:func:`._noise.window_spread`: a
+        loss logged as a running mean over the epoch, as Keras logs it, is smooth from save to
+        save yet differs from epoch to epoch)."""
         k = len(window)
-        smooth = self._smooth.setdefault(name, [])
-        smooth.append(mean(window))
-        del smooth[: -4 * k]
+        raw = self._raw.setdefault(name, [])
+        raw.extend(window if not raw else window[-1:])
+        del raw[: -5 * k + 1]
         iid = (noise_sigma(window) or 0.0) / k**0.5
-        lagged = [b - a for a, b in zip(smooth, smooth[k:], strict=False)]
-        # robust (median): the decline before a stop leaves the history's older half without effect
-        spread = 1.4826 * statistics.median(abs(d) for d in lagged) / 2**0.5 if lagged else 0.0
-        return float(max(iid, spread))
+        return float(max(iid, window_spread(raw, k)))
 
     def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:
         """(tensor, 'training'|'validation', value, saved steps it stands for, its standard error) judged at ``step``."""
