@@ -24,6 +24,7 @@ from typing import Any
 __all__ = [
     "BUNDLE_CONFIG",
     "LAUNCH_SCRIPT",
+    "SELF_HOSTED_FOLDER",
     "WHEEL_CHANNEL",
     "add_to_bundle",
     "bundle_files",
@@ -33,6 +34,7 @@ __all__ = [
 LAUNCH_SCRIPT = "sagemaker_debugger_ext_launch.py"
 BUNDLE_CONFIG = ".sagemaker-debugger-ext/config.json"
 WHEEL_CHANNEL = "sagemaker-debugger-ext"
+SELF_HOSTED_FOLDER = "debugger-self-hosted"  # <output>/<job>/debugger-self-hosted: manifest, bundle, hosts
 _LAUNCH_SOURCE = (
     '"""Started by SageMaker: runs the entry point under sagemaker-debugger-ext\'s self-hosted Debugger."""\n'
     "import os\nimport sys\n\n"

@@ -19,7 +19,8 @@ SIGTERM (StopTrainingJob) is passed to the entry point; the final sync still run
 Under ``torchrun`` the toolkit starts one launcher per process: the launchers of one host elect
 one leader (``_host_group``), which alone starts the monitor and the sync and, after every
 rank's script has ended, writes the end marker; the others only run their script with the
-hook's config.
+hook's config. On a multi-host job only the first host writes the end marker, once every
+host's leader has synced its last files (``JobHosts``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from ..local.supervisor._container import _config_files
 from ..local.supervisor._sync import Syncer, SyncTarget, SyncThread
 from ..request._paths import debugger_artifacts_path, profiler_artifacts_path
 from ._bundle import BUNDLE_CONFIG
-from ._host_group import HostGroup
+from ._host_group import HostGroup, JobHosts
 
 __all__ = ["SYNC_SECONDS_ENV", "main"]
 
@@ -98,6 +99,25 @@ def _end_markers(config: Mapping[str, Any], work: JobPaths) -> None:
         atomic_write(work.profiler_dir / "system" / TRAINING_END_MARKER, b"")
 
 
+def _finish(
+    config: Mapping[str, Any], work: JobPaths, syncer: Syncer, hosts: JobHosts | None, stopping: threading.Event
+) -> None:
+    """The last sync and the end markers: on a multi-host job, only the first host writes them,
+    after every host has synced its last files (``JobHosts``)."""
+    if hosts is None:
+        _end_markers(config, work)
+        syncer.sync()
+        return
+    syncer.sync()
+    hosts.report_ended()
+    if hosts.first:
+        missing = hosts.wait_for_all(RANKS_WAIT_S, stop=stopping, grace_s=STOP_GRACE_S)
+        if missing:
+            print(f"sagemaker-debugger-ext: ending without the last files of {', '.join(missing)}", flush=True)
+        _end_markers(config, work)
+        syncer.sync()
+
+
 def main(argv: Sequence[str], *, code_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> int:
     """Run the bundled entry point with ``argv`` under the self-hosted Debugger; returns its exit code."""
     env = dict(os.environ if environ is None else environ)
@@ -110,7 +130,7 @@ def main(argv: Sequence[str], *, code_dir: str | os.PathLike[str], environ: Mapp
         folder.mkdir(parents=True, exist_ok=True)
     request = {k: config[k] for k in ("DebugHookConfig", "ProfilerConfig") if config.get(k)}
     env.update(_config_files(request, work, ContainerPaths(root=work.root)))
-    group = HostGroup(work.root / "launchers")
+    group = HostGroup(work.root / "launchers", HostGroup.expected_from(env))
     stopping = threading.Event()
     thread = monitor = syncer = None
     if group.leader:
@@ -140,7 +160,6 @@ def main(argv: Sequence[str], *, code_dir: str | os.PathLike[str], environ: Mapp
         if thread is not None and syncer is not None:
             thread.halt.set()
             thread.join(timeout=60)
-            _end_markers(config, work)
-            syncer.sync()
+            _finish(config, work, syncer, JobHosts.of_job(config, env, job), stopping)
         group.close()
     return exit_code if exit_code >= 0 else 128 - exit_code

@@ -26,7 +26,7 @@ from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ..request._paths import artifacts_path
 from ..rules._fit_summary import fit_summary
 from ..storage import open_storage
-from ._bundle import LAUNCH_SCRIPT, WHEEL_CHANNEL, add_to_bundle, package_requirement
+from ._bundle import LAUNCH_SCRIPT, SELF_HOSTED_FOLDER, WHEEL_CHANNEL, add_to_bundle, package_requirement
 from ._rule_jobs import RuleJob, plan_rule_job, rule_image_uri, rule_job_request
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
 _TRAIN_ARGUMENTS = {"debugger_hook_config": "DebugHookConfig", "debugger_rule_configs": "DebugRuleConfigurations",
                     "profiler_config": "ProfilerConfig", "profiler_rule_configs": "ProfilerRuleConfigurations"}  # fmt: skip
 DROPPED_ARGUMENTS = tuple(_TRAIN_ARGUMENTS)
-_FOLDER = "debugger-self-hosted"
 _PROGRAM, _SUBMIT = "sagemaker_program", "sagemaker_submit_directory"
 # distributions whose runner is mpirun (the launcher is per host, or per torchrun rank: _host_group)
 _MPI_HYPERPARAMETERS = (
@@ -134,7 +133,7 @@ def plan_self_hosted(
     wheel (if any), each rule's parameters and the manifest (nothing with ``upload=False``).
     """
     hook, profiler = hook_and_profiler(keys)
-    base = artifacts_path(output, job, _FOLDER)
+    base = artifacts_path(output, job, SELF_HOSTED_FOLDER)
     wheel_uri = wheel_name = channel = None
     if wheel is not None:
         wheel_path = Path(wheel)
@@ -229,7 +228,7 @@ def prepare_train_args(
     submit = _decode(hps[_SUBMIT])
     parent, name = _split(submit)
     hook, profiler = hook_and_profiler(keys)
-    base = artifacts_path(output, job, _FOLDER)
+    base = artifacts_path(output, job, SELF_HOSTED_FOLDER)
     if upload:
         original = open_storage(parent, client=s3_client).read(name) if submit.startswith("s3://") else None
         open_storage(base, client=s3_client).write_bytes(
@@ -312,7 +311,7 @@ def _manifest(description: Mapping[str, Any], s3_client: Any) -> dict[str, Any] 
     job = str(description.get("TrainingJobName") or "")
     if not output.startswith("s3://") or not job:
         return None
-    manifest = _read_json(artifacts_path(output, job, _FOLDER, "manifest.json"), s3_client)
+    manifest = _read_json(artifacts_path(output, job, SELF_HOSTED_FOLDER, "manifest.json"), s3_client)
     return manifest if isinstance(manifest, dict) else None
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sagemaker_debugger_ext.cloud._bundle import LAUNCH_SCRIPT, bundle_files
-from sagemaker_debugger_ext.cloud._host_group import HostGroup
+from sagemaker_debugger_ext.cloud._host_group import HostGroup, JobHosts
 from sagemaker_debugger_ext.cloud._self_hosted import bundle_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,27 +96,30 @@ def test_torchrun_ranks_share_one_leader_whose_end_marker_waits_for_every_rank(t
     assert seen_at_marker, "the marker never reached the destination while the job ran"
     assert "ranks/rank1.txt" in seen_at_marker[0], seen_at_marker[0]
     launchers = container / "sagemaker-debugger-ext" / "launchers"
-    assert list(launchers.glob("*.running")) == []  # every launcher took its marker away
+    assert len(list(launchers.glob("*.ended"))) == 2 and list(launchers.glob("*.running")) == []
 
 
-def test_one_leader_per_folder_and_dead_launchers_do_not_hold_it(tmp_path: Path) -> None:
-    """The first group in a folder leads; a second one follows; a marker whose process is gone is
-    not waited for; once the leader closes, the lead is free again."""
+def test_one_leader_per_folder_which_waits_for_every_expected_launcher(tmp_path: Path) -> None:
+    """The first group in a folder leads; a second one follows. The leader waits for launchers
+    expected but not started yet and for running ones; a marker whose process is gone is not
+    waited for; once stopping, no long wait; once the leader closes, the lead is free again."""
     folder = tmp_path / "launchers"
-    first, second = HostGroup(folder), HostGroup(folder)
+    first, second = HostGroup(folder, expected=3), HostGroup(folder)
     assert (first.leader, second.leader) == (True, False)
-    assert first.others_running() == []  # same process: its pid is the marker's, and it is its own
+    assert first.waiting_for() == ["2 launcher(s) not started"]  # this process's own marker does not count
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (folder / f"{int(dead.stdout)}.running").touch()
     (folder / "notapid.running").touch()
-    assert first.wait_for_others(5.0) == []
+    (folder / "12.txt").touch()
+    assert first.waiting_for() == ["1 launcher(s) not started"]
     alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         (folder / f"{alive.pid}.running").touch()
+        assert first.waiting_for() == [f"pid {alive.pid}"]
         stop = threading.Event()
         stop.set()
-        assert first.wait_for_others(60.0, stop=stop, grace_s=0.0) == [alive.pid]  # stopping: no long wait
-        (folder / f"{alive.pid}.running").unlink()
+        assert first.wait_for_others(60.0, stop=stop, grace_s=0.0) == [f"pid {alive.pid}"]
+        (folder / f"{alive.pid}.running").rename(folder / f"{alive.pid}.ended")
         assert first.wait_for_others(60.0) == []
     finally:
         alive.communicate(timeout=10)
@@ -125,3 +128,31 @@ def test_one_leader_per_folder_and_dead_launchers_do_not_hold_it(tmp_path: Path)
     third = HostGroup(folder)
     assert third.leader
     third.close()
+
+
+def test_expected_launchers_come_from_torchrun_only() -> None:
+    """LOCAL_WORLD_SIZE counts only under torchrun: local mode sets it for its one process per host."""
+    assert HostGroup.expected_from({"LOCAL_WORLD_SIZE": "4"}) == 1
+    assert HostGroup.expected_from({"LOCAL_WORLD_SIZE": "4", "TORCHELASTIC_RUN_ID": "x"}) == 4
+    assert HostGroup.expected_from({"LOCAL_WORLD_SIZE": "four", "TORCHELASTIC_RUN_ID": "x"}) == 1
+
+
+def test_hosts_of_a_job_meet_beside_its_debug_output(tmp_path: Path) -> None:
+    """Each host reports its end; the first host waits for all; one-host jobs and odd names opt out."""
+    config = {"DebugHookConfig": {"S3OutputPath": str(tmp_path / "out")}}
+    env = {"SM_HOSTS": '["algo-1", "algo-2"]', "SM_CURRENT_HOST": "algo-1"}
+    first = JobHosts.of_job(config, env, JOB)
+    second = JobHosts.of_job(config, {**env, "SM_CURRENT_HOST": "algo-2"}, JOB)
+    assert first is not None and second is not None and (first.first, second.first) == (True, False)
+    assert first.not_ended() == ["algo-1", "algo-2"]
+    first.report_ended()
+    stop = threading.Event()
+    stop.set()
+    assert first.wait_for_all(60.0, stop=stop, grace_s=0.0) == ["algo-2"]
+    second.report_ended()
+    assert first.wait_for_all(60.0) == []
+    assert (tmp_path / "out" / JOB / "debugger-self-hosted" / "hosts" / "algo-2.ended").is_file()
+    assert JobHosts.of_job(config, {**env, "SM_HOSTS": '["algo-1"]'}, JOB) is None
+    assert JobHosts.of_job(config, {**env, "SM_HOSTS": '["algo-1", "../x"]'}, JOB) is None
+    assert JobHosts.of_job(config, {**env, "SM_CURRENT_HOST": "algo-9"}, JOB) is None
+    assert JobHosts.of_job({}, env, JOB) is None

@@ -223,3 +223,53 @@ def create_trial_steps(est: Any) -> list[int]:
     from sagemaker_debugger_ext.trials import create_trial
 
     return list(create_trial(est.latest_job_debugger_artifacts_path()).steps())
+
+
+def test_a_two_host_job_ends_its_trial_after_the_last_hosts_files(cloud: Any) -> None:
+    """instance_count=2: each host's launcher syncs its worker; only the first host writes the end
+    marker, once the second has synced its last step (its script ends seconds later)."""
+    import threading
+
+    from sagemaker.debugger import CollectionConfig, DebuggerHookConfig
+
+    from sagemaker_debugger_ext import Estimator
+
+    every_step = {"save_interval": "1"}
+    hook = DebuggerHookConfig(
+        hook_parameters={**every_step, "include_workers": "all"},
+        collection_configs=[CollectionConfig("losses", every_step)],
+    )
+    est = Estimator(
+        image_uri="123456789012.dkr.ecr.us-west-2.amazonaws.com/pytorch:latest", role=ROLE,
+        instance_count=2, instance_type="ml.m5.xlarge", entry_point="train_two_hosts.py",
+        source_dir=str(SCRIPTS), output_path=f"s3://{cloud.bucket}/out", sagemaker_session=_session(cloud),
+        debugger_hook_config=hook, debugger_backend="self-hosted", rules=[],
+    )  # fmt: skip
+    prefix = "out/two-hosts/debug-output/"
+    at_marker: list[set[str]] = []
+    done = threading.Event()
+
+    def keys() -> set[str]:
+        pages = cloud.s3.get_paginator("list_objects_v2").paginate(Bucket=cloud.bucket, Prefix=prefix)
+        return {o["Key"].removeprefix(prefix) for page in pages for o in page.get("Contents", [])}
+
+    def watch() -> None:  # what S3 held when the end marker first appeared there
+        while not done.is_set() and not at_marker:
+            now = keys()
+            if "training_job_end.ts" in now:
+                at_marker.append(now)
+            done.wait(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    est.fit(job_name="two-hosts", wait=False)
+    final = cloud.client.wait("two-hosts", timeout_s=240)
+    done.set()
+    watcher.join(timeout=30)
+    assert final["TrainingJobStatus"] == "Completed", final.get("FailureReason")
+    assert at_marker, "no end marker on S3"
+    last_of_second_host = "events/000000000014/000000000014_worker_1.tfevents"
+    assert last_of_second_host in at_marker[0], sorted(at_marker[0])
+    assert "events/000000000009/000000000009_worker_0.tfevents" in at_marker[0]
+    hosts = cloud.s3.list_objects_v2(Bucket=cloud.bucket, Prefix="out/two-hosts/debugger-self-hosted/hosts/")
+    assert sorted(o["Key"].rsplit("/", 1)[-1] for o in hosts["Contents"]) == ["algo-1.ended", "algo-2.ended"]
