@@ -41,17 +41,15 @@ from .._container_env import (
     SELF_HOSTED_SYNC_SECONDS_ENV,
     SM_CURRENT_HOST,
     SM_OUTPUT_DIR,
-    TRAINING_END_MARKER,
     TRAINING_JOB_NAME_ENV,
     ContainerPaths,
 )
-from ..format._files import atomic_write
 from ..integrations import _autopatch as trainer_integrations
 from ..local.store._job_spec import profiler_enabled
 from ..local.store._job_store import JobPaths
 from ..local.supervisor._child_process import ChildProcess, terminate_all
 from ..local.supervisor._container import _config_files
-from ..local.supervisor._sync import Syncer, SyncTarget, SyncThread
+from ..local.supervisor._sync import Syncer, SyncTarget, SyncThread, write_end_markers
 from ..request._paths import debugger_artifacts_path, profiler_artifacts_path
 from ._bundle import BUNDLE_CONFIG
 from ._host_group import HostGroup, JobHosts
@@ -91,21 +89,13 @@ def _start_monitor(config: Mapping[str, Any], work: JobPaths, env: Mapping[str, 
     return ChildProcess("monitor", argv, env=env, cwd=work.root, log_path=work.logs_dir / "monitor.log")
 
 
-def _end_markers(config: Mapping[str, Any], work: JobPaths) -> None:
-    if config.get("DebugHookConfig"):
-        atomic_write(work.debug_dir / TRAINING_END_MARKER, b"")
-    if profiler_enabled(config):
-        atomic_write(work.profiler_dir / TRAINING_END_MARKER, b"")
-        atomic_write(work.profiler_dir / "system" / TRAINING_END_MARKER, b"")
-
-
 def _finish(
     config: Mapping[str, Any], work: JobPaths, syncer: Syncer, hosts: JobHosts | None, stopping: threading.Event
 ) -> None:
     """The last sync and the end markers: on a multi-host job, only the first host writes them,
     after every host has synced its last files (``JobHosts``)."""
     if hosts is None:
-        _end_markers(config, work)
+        write_end_markers(work, profiler=profiler_enabled(config))
         syncer.sync()
         return
     syncer.sync()
@@ -114,7 +104,7 @@ def _finish(
         missing = hosts.wait_for_all(RANKS_WAIT_S, stop=stopping, grace_s=STOP_GRACE_S)
         if missing:
             print(f"sagemaker-debugger-ext: ending without the last files of {', '.join(missing)}", flush=True)
-        _end_markers(config, work)
+        write_end_markers(work, profiler=profiler_enabled(config))
         syncer.sync()
 
 

@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..._container_env import CONFIG_FILE_PROFILER, TRAINING_END_MARKER
+from ..._container_env import CONFIG_FILE_PROFILER
 from ..._exceptions import DiskFullError, StorageError
-from ...format._files import atomic_write
 from ...request._paths import debugger_artifacts_path, profiler_artifacts_path, tensorboard_artifacts_path
 from ...storage import open_storage
 from ..store._job_spec import JobSpec, output_uri, profiler_enabled, resolve_job_spec
@@ -30,7 +29,7 @@ from ._inputs_fetch import fetch_channels, fetch_code
 from ._launch import LaunchOptions, training_grace_s
 from ._profiler_updates import UpdateWatcher, write_host_profiler_config
 from ._rule_containers import RuleContainer, rule_specs
-from ._sync import Syncer, SyncTarget, SyncThread, pack_folder
+from ._sync import Syncer, SyncTarget, SyncThread, pack_folder, write_end_markers
 
 __all__ = ["Supervisor", "main"]
 
@@ -271,12 +270,6 @@ class Supervisor:
             rule.refresh()
         self.write()
 
-    def _end_markers(self) -> None:
-        atomic_write(self.paths.debug_dir / TRAINING_END_MARKER, b"")
-        if self._profiler_ever_enabled:
-            atomic_write(self.paths.profiler_dir / TRAINING_END_MARKER, b"")
-            atomic_write(self.paths.profiler_dir / "system" / TRAINING_END_MARKER, b"")
-
     def _upload(self, spec: JobSpec, syncer: Syncer) -> None:
         model_dir = self.hosts[0].paths.model_dir if self.hosts else None
         out = open_storage(output_uri(spec, "output"))
@@ -326,7 +319,7 @@ class Supervisor:
             terminate_all(self.training, grace_s=self.training_grace_s)
             if self.stop_reason is not None:
                 self._finish_rules()  # stop them before they can read the end marker as a normal end
-            self._end_markers()
+            write_end_markers(self.paths, profiler=self._profiler_ever_enabled)
             monitors = self.retired_monitors + ([self.monitor] if self.monitor is not None else [])
             if monitors:
                 terminate_all(monitors, grace_s=self.grace_s)

@@ -14,9 +14,20 @@ from pathlib import Path
 import attrs
 
 from ..._exceptions import StorageError
+from ...format._writer import write_training_end
 from ...storage import open_storage
+from ..store._job_store import JobPaths
 
-__all__ = ["SyncTarget", "SyncThread", "Syncer", "pack_folder"]
+__all__ = ["SyncTarget", "SyncThread", "Syncer", "pack_folder", "write_end_markers"]
+
+
+def write_end_markers(paths: JobPaths, *, profiler: bool) -> None:
+    """The end-of-training markers the rules wait for: the debug output's, and with ``profiler``
+    the profiler output's and its ``system`` folder's (before the last sync, which puts them last)."""
+    write_training_end(paths.debug_dir)
+    if profiler:
+        write_training_end(paths.profiler_dir)
+        write_training_end(paths.profiler_dir / "system")
 
 
 @attrs.frozen
