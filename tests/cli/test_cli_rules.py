@@ -48,7 +48,11 @@ def test_rules_list_shows_recommended_settings(capsys: pytest.CaptureFixture[str
 
     assert main(["rules", "list", "--json"]) == 0
     rules = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
-    assert rules["ClassImbalance"]["recommended_parameters"] == {"noise_aware": "True", "samples": "2000"}
+    assert rules["ClassImbalance"]["recommended_parameters"] == {
+        "noise_aware": "True",
+        "samples": "2000",
+        "learning_window": "4",
+    }
     assert rules["VanishingGradient"]["recommended_parameters"] == {}
     assert {n for n, r in rules.items() if r["recommended_parameters"]} == set(RECOMMENDED_RULE_PARAMETERS)
     assert main(["rules", "list"]) == 0

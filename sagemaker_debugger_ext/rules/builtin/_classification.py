@@ -11,6 +11,7 @@ from ...modes import ModeKeys
 from ...rule_contract._params import Kind, Param, fraction, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
+from ._learning import LEARNING_WINDOW_PARAM, LearningGate
 from ._noise import (
     LEARNING_Z,
     NOISE_PARAMS,
@@ -74,7 +75,9 @@ class ClassImbalance(BuiltinRule):
     previous ``samples`` labels (the warm-up, at the first judgement) to the recent ones beyond
     sampling error (one-sided two-proportion z test at ``LEARNING_CONFIDENCE``, 0.95), the model
     is not trained on it yet (a slow learner's late class); a truly mispredicted class does not
-    improve."""
+    improve. ``learning_window`` (with ``noise_aware``; recommended 4): no class is judged while
+    the model as a whole is still learning, its loss still falling beyond noise
+    (:mod:`._learning`): a class whose turn has not come yet is mispredicted flat."""
 
     DESCRIPTION = "after `samples` labels: largest/smallest class count > threshold_imbalance, or a class's misprediction fraction > threshold_misprediction"
     PARAMETERS = (
@@ -97,6 +100,7 @@ class ClassImbalance(BuiltinRule):
         Param(name="labels_regex", kind=Kind.STR, default=".*labels", doc="the labels tensor"),
         Param(name="predictions_regex", kind=Kind.STR, default=".*predictions", doc="the predictions tensor"),
         *NOISE_PARAMS,
+        LEARNING_WINDOW_PARAM,
     )
 
     def __init__(
@@ -106,9 +110,14 @@ class ClassImbalance(BuiltinRule):
         self._counts: dict[int, int] = {}
         self._recent: Window = collections.deque()
         self._previous: Window = collections.deque()  # the samples before the recent ones
+        self._gate = LearningGate(self, self.p["learning_window"])
 
     def validate(self) -> None:
-        check_noise_params(self.rule_name, self.p)
+        check_noise_params(self.rule_name, self.p, "learning_window")
+
+    def status_note(self) -> str | None:
+        notes = [n for n in (super().status_note(), self._gate.note()) if n]
+        return "; ".join(notes) or None
 
     def evaluate(self, step: int) -> RuleResult:
         labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
@@ -153,7 +162,7 @@ class ClassImbalance(BuiltinRule):
             )
         seen_n, wrong_n = _per_class(self._recent)
         before_n, before_wrong = _per_class(self._previous)
-        if sum(seen_n.values()) >= self.p["samples"]:
+        if sum(seen_n.values()) >= self.p["samples"] and not self._gate.still_learning(step):
             z = z_value(self.p) if self.p["noise_aware"] else 0.0
             for c in sorted(seen_n):
                 frac = wrong_n[c] / seen_n[c]
@@ -188,7 +197,9 @@ class Confusion(BuiltinRule):
     confused class stays confused). With ``noise_aware``, a share that improved since the
     previous judged matrix beyond sampling error (one-sided two-proportion z test at
     ``LEARNING_CONFIDENCE``, 0.95) is still being learned: it neither fires nor counts toward
-    ``patience``."""
+    ``patience``. ``learning_window`` (with ``noise_aware``; recommended 4): no matrix is judged
+    while the model as a whole is still learning, its loss still falling beyond noise
+    (:mod:`._learning`); such a matrix neither fires nor counts toward ``patience``."""
 
     DESCRIPTION = "per predicted class: diagonal share < min_diag or an off-diagonal share > max_off_diag"
     PARAMETERS = (
@@ -223,6 +234,7 @@ class Confusion(BuiltinRule):
             check=positive,
         ),
         *NOISE_PARAMS,
+        LEARNING_WINDOW_PARAM,
     )
 
     def __init__(
@@ -231,9 +243,14 @@ class Confusion(BuiltinRule):
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._failing: dict[tuple[int, int], int] = {}  # (label, predicted) -> consecutive judged matrices failed
         self._last: np.ndarray | None = None  # the previous judged matrix (noise_aware: is a share improving?)
+        self._gate = LearningGate(self, self.p["learning_window"])
 
     def validate(self) -> None:
-        check_noise_params(self.rule_name, self.p)
+        check_noise_params(self.rule_name, self.p, "learning_window")
+
+    def status_note(self) -> str | None:
+        notes = [n for n in (super().status_note(), self._gate.note()) if n]
+        return "; ".join(notes) or None
 
     def _improving(self, matrix: np.ndarray, cell: tuple[int, int], noise_aware: float) -> bool:
         """Whether the failing share of ``cell`` (label, predicted) fell since the previous matrix beyond noise."""
@@ -289,6 +306,9 @@ class Confusion(BuiltinRule):
         keep = (y >= 0) & (y < k) & (p >= 0) & (p < k)
         matrix = np.zeros((k, k), dtype=np.int64)
         np.add.at(matrix, (y[keep], p[keep]), 1)
+        if self._gate.still_learning(step):  # no verdict while the model as a whole learns; the streaks start over
+            self._failing, self._last = {}, matrix
+            return RuleResult.not_met()
         findings: list[Finding] = []
         failed: set[tuple[int, int]] = set()
         z = z_value(self.p) if self.p["noise_aware"] else 0.0

@@ -15,7 +15,7 @@ from ...modes import ModeKeys
 from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import Finding, RuleResult
 from ._base import BuiltinRule
-from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, window_spread, z_value
+from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, window_drop, window_spread, z_value
 from ._series import ends_pass, eval_passes, lower_is_better, mean, metric_kind, pass_steps
 
 __all__ = ["LossNotDecreasing", "Overfit"]
@@ -226,9 +226,8 @@ class LossNotDecreasing(_LossRule):
         n, z = self.p["num_steps"], z_value(self.p)
         recent = [v for m, v in history if m > base_end - n]
         recent = [v for _, v in history[-max(len(recent), 4) :]]  # at least 4 saved values
-        sigma = noise_sigma(recent) or 0.0
-        base, now = mean(base_vals), mean(current)
-        drop, se = base - now, sigma * (1 / len(base_vals) + 1 / len(current)) ** 0.5
+        fell = window_drop(base_vals, current, recent)
+        base, now, drop, se, sigma = mean(base_vals), mean(current), fell.drop, fell.se, fell.sigma
         required = abs(base) * self.p["diff_percent"] / 100.0
         # stalled: flat within noise or falling too little; a window mean above the previous one beyond noise is a
         # rise (judged below, against increase_threshold_percent), not a stop: after a fall it shows noise the
@@ -236,7 +235,7 @@ class LossNotDecreasing(_LossRule):
         stalled = drop + z * se < required and drop >= -z * se
         # a window straddling the stop mixes both regimes: the stall shows within two windows
         abrupt = mode_step - self._dropped.get(name, -3 * n) <= 2 * n
-        if drop - z * se > required:
+        if fell.beyond(z, required):
             self._dropped[name] = mode_step
         best = self._best_window.get(name)
         if best is None or now < best[0]:

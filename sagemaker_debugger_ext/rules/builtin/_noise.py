@@ -28,6 +28,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -39,12 +40,14 @@ from ...rule_contract._params import Kind, Param
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "NOISE_PARAMS",
+    "WindowDrop",
     "below_rate_beyond_noise",
     "check_noise_params",
     "confidence_of",
     "noise_sigma",
     "samples_to_tell",
     "wilson_interval",
+    "window_drop",
     "window_spread",
     "z_value",
 ]
@@ -104,6 +107,32 @@ def noise_sigma(*series: Sequence[float]) -> float | None:
     if not diffs:
         return None
     return math.sqrt(sum(d * d for d in diffs) / (2 * len(diffs)))
+
+
+@dataclass(frozen=True)
+class WindowDrop:
+    """How much a window mean of saved losses fell below the window before it, with its noise."""
+
+    drop: float  # mean of the earlier window - mean of the later one
+    se: float  # standard error of ``drop``
+    sigma: float  # noise of one saved value
+
+    def beyond(self, z: float, required: float = 0.0) -> bool:
+        """Whether the mean fell by more than ``required`` beyond noise: ``drop - z * se > required``."""
+        return self.drop - z * self.se > required
+
+
+def window_drop(base: Sequence[float], current: Sequence[float], recent: Sequence[float]) -> WindowDrop:
+    """The drop from the mean of ``base`` to the mean of ``current`` and its standard error.
+
+    ``sigma`` is :func:`noise_sigma` of ``recent`` (the saved values the two windows span); the
+    means' standard errors are ``sigma / sqrt(len)``, so ``se = sigma * sqrt(1/len(base) +
+    1/len(current))``. The one test of "the loss fell beyond noise" of the noise-aware
+    definitions: LossNotDecreasing's windows and the class-level rules' ``learning_window``.
+    """
+    sigma = noise_sigma(recent) or 0.0
+    drop = sum(base) / len(base) - sum(current) / len(current)
+    return WindowDrop(drop, sigma * math.sqrt(1 / len(base) + 1 / len(current)), sigma)
 
 
 def window_spread(values: Sequence[float], k: int, *, around_trend: bool = False) -> float:

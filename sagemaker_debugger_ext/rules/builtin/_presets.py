@@ -37,10 +37,17 @@ RECOMMENDED_RULE_PARAMETERS: Mapping[str, Mapping[str, str]] = MappingProxyType(
         "Overtraining": MappingProxyType(
             {"patience_train": "10", "patience_validation": "20", "delta": "0", "noise_aware": "True"}
         ),
-        "ClassImbalance": MappingProxyType({"noise_aware": "True", "samples": "2000"}),
+        "ClassImbalance": MappingProxyType({"noise_aware": "True", "samples": "2000", "learning_window": "4"}),
         "Overfit": MappingProxyType({"patience": "2", "ratio_threshold": "0.5", "noise_aware": "True"}),
         "Confusion": MappingProxyType(
-            {"mode": "EVAL", "min_diag": "0.5", "max_off_diag": "0.5", "noise_aware": "True", "patience": "2"}
+            {
+                "mode": "EVAL",
+                "min_diag": "0.5",
+                "max_off_diag": "0.5",
+                "noise_aware": "True",
+                "patience": "2",
+                "learning_window": "4",
+            }
         ),
         "PoorWeightInitialization": MappingProxyType({"distribution_range": "1e-5", "ratio_steps": "1"}),
         "DeadRelu": MappingProxyType({"noise_aware": "True", "threshold_layer": "70"}),
