@@ -41,6 +41,8 @@ from .config import (
 
 __version__ = "0.1.0.dev0"
 
+_quiet_sdk_notices()  # logging filters only: the SDK's v2 notice once, no lines about absent config files
+
 __all__ = [
     "CollectionConfig",
     "DataloaderProfilingConfig",
@@ -80,7 +82,6 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        _quiet_sdk_notices()  # before the SDK is first imported through us: its v2 notice once
         module_name, attribute = _LAZY[name]
         module = importlib.import_module(module_name, __name__)
         return module if attribute is None else getattr(module, attribute)

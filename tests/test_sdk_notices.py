@@ -48,3 +48,15 @@ def test_config_lines_only_for_applied_files(caplog: pytest.LogCaptureFixture) -
         logger.info("Not applying SDK defaults from location: %s", "/etc/xdg/sagemaker/config.yaml")
         logger.info("Fetched defaults config from location: %s", "/home/me/.config/sagemaker/config.yaml")
     assert caplog.messages == ["Fetched defaults config from location: /home/me/.config/sagemaker/config.yaml"]
+
+
+def test_debugger_session_import_drops_the_config_file_lines() -> None:
+    """``from sagemaker_debugger_ext.cloud import DebuggerSession`` (docs/cloud.md's first line) imports
+    the SDK through us: no line about absent config files, as for the package's own names."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env["SAGEMAKER_SUPPRESS_V2_WARNING"] = "1"
+    code = "from sagemaker_debugger_ext.cloud import DebuggerSession\nimport sagemaker.debugger\nprint('imported')"
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "imported" in out, out
+    assert "Not applying SDK defaults" not in out, out

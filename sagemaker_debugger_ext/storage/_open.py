@@ -14,6 +14,7 @@ from .._exceptions import (
 from ._base import Storage
 from ._local import LocalStorage
 from ._memory import MemoryStorage
+from ._retry import S3_PARALLEL_READS
 from ._s3 import S3Storage
 
 __all__ = ["open_storage", "read_many"]
@@ -44,7 +45,7 @@ def read_many(
     storage: Storage,
     requests: Sequence[tuple[str, int, int] | str],
     *,
-    max_workers: int = 16,
+    max_workers: int = S3_PARALLEL_READS,
 ) -> list[bytes]:
     """Fetch several objects or ranges, in parallel for remote stores, in request order.
 

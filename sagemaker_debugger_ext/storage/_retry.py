@@ -14,7 +14,7 @@ from .._exceptions import (
     StorageUnreachableError,
 )
 
-__all__ = ["RetryPolicy", "s3_client", "with_retries"]
+__all__ = ["S3_PARALLEL_READS", "S3_POOL_CONNECTIONS", "RetryPolicy", "s3_client", "with_retries"]
 
 
 T = TypeVar("T")
@@ -96,10 +96,19 @@ def with_retries(op: Callable[[], T], *, uri: str, what: str, policy: RetryPolic
             time.sleep(delay)
 
 
+S3_PARALLEL_READS = 16  # read_many's threads on a remote store
+S3_POOL_CONNECTIONS = 2 * S3_PARALLEL_READS  # and room for a second reader or the sync on the same client
+
+
 def s3_client() -> Any:
     """A boto3 S3 client; honours ``AWS_ENDPOINT_URL(_S3)``; we do the retrying."""
     import boto3  # storage stays light: boto3/botocore load with the first s3:// access
     from botocore.config import Config
 
-    cfg = Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=3, read_timeout=60)
+    cfg = Config(
+        retries={"max_attempts": 1, "mode": "standard"},
+        connect_timeout=3,
+        read_timeout=60,
+        max_pool_connections=S3_POOL_CONNECTIONS,  # read_many's threads each keep a connection (default 10)
+    )
     return boto3.session.Session().client("s3", config=cfg)
