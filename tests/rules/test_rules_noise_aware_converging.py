@@ -19,8 +19,10 @@ import pytest
 from synthetic_trial import evaluation_passes
 
 from sagemaker_debugger_ext.exceptions import RuleParameterError
+from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules import recommended_rule_parameters
 from sagemaker_debugger_ext.rules.builtin import ClassImbalance, Confusion
+from sagemaker_debugger_ext.rules.builtin._learning import LEARNING_PERCENT
 from sagemaker_debugger_ext.rules.builtin._noise import LEARNING_Z, window_drop
 
 LOSSES = {"losses": ["^loss$"]}
@@ -91,6 +93,26 @@ def test_class_imbalance_judges_after_the_loss_stops_falling(
     assert first is not None and 31 <= first <= 40
 
 
+def test_xgboost_is_judged_on_its_validation_metric(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
+    """Boosting drives train-logloss down every round (by construction), validation-logloss flattens: the
+    gate reads the validation metric, so a class still mispredicted fires (step 23, no delay); with the
+    training metric alone the booster would never stop learning and the rule never judge."""
+    rng = np.random.default_rng(4)
+    steps = _late_class(60, falling=False, every=1)
+    for s, value in steps.items():
+        del value["loss"]
+        value["train-logloss"] = np.float32(0.7 * 0.99**s)
+        value["validation-logloss"] = np.float32(0.37 + rng.normal(0, 0.0004))
+    modes = {s: (ModeKeys.GLOBAL, s) for s in steps}
+    xgb = {"losses": ["^train-logloss$", "^validation-logloss$"]}
+    params = recommended_rule_parameters("ClassImbalance")
+    assert fires(ClassImbalance(make_trial(steps, modes=modes, collections=xgb), **params)) == 23
+    train_only = {"losses": ["^train-logloss$"]}
+    rule = ClassImbalance(make_trial(steps, modes=modes, collections=train_only), **params)
+    assert fires(rule) is None
+    assert "the loss still fell beyond noise" in (rule.status_note() or "")
+
+
 def _passes(shares: list[float], falling: bool) -> tuple[dict[int, Any], dict[int, Any]]:
     """``evaluation_passes`` with the loss saved at each epoch's TRAIN step."""
     rng = np.random.default_rng(2)
@@ -154,6 +176,7 @@ def test_one_noise_test_for_the_loss() -> None:
     falling = window_drop([1.0, 1.02, 0.98, 1.0], [0.9, 0.92, 0.88, 0.9], [1.0, 1.02, 0.98, 1.0, 0.9, 0.92, 0.88, 0.9])
     assert falling.drop == pytest.approx(0.1) and falling.beyond(LEARNING_Z)
     assert not falling.beyond(LEARNING_Z, required=0.1)
+    assert LEARNING_PERCENT == 0.1  # a fall must also exceed 0.1 % of the loss (LossNotDecreasing's diff_percent)
     assert not window_drop([1.0, 1.02, 0.98, 1.0], [0.99, 1.01, 0.97, 0.99], [1.0, 1.02, 0.98, 1.0]).beyond(LEARNING_Z)
     frozen = window_drop([0.5, 0.5], [0.5, 0.5], [0.5] * 4)
     assert (frozen.drop, frozen.se, frozen.beyond(LEARNING_Z)) == (0.0, 0.0, False)
