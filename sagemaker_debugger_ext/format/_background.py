@@ -51,6 +51,8 @@ MAX_NICE = 19  # the lowest priority Linux gives a thread
 #: seconds a queued job may stay free without the thread taking it before a waiting caller
 #: runs it (the thread is starved then; on a quiet machine it takes one within ~0.1 ms)
 HELP_AFTER = 0.002
+#: the longest ``help_after`` accepted (seconds; a caller never waits longer than that for a starved thread)
+_MAX_HELP = 3600.0
 
 
 def lower_thread_priority(nice: int) -> int | None:
@@ -102,7 +104,7 @@ class BackgroundWriter(ClosesOnExit):
 
     Raises:
         ConfigValueError: ``max_pending`` is not an int >= 1, ``nice`` not an int 0-19, or
-            ``help_after`` not a number of seconds from 0 to 3600.
+            ``help_after`` not a number of seconds from 0 to 3600 (both included).
     """
 
     def __init__(self, *, max_pending: int = 64, nice: int = 0, help_after: float = HELP_AFTER) -> None:
@@ -112,8 +114,8 @@ class BackgroundWriter(ClosesOnExit):
         if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
             msg = field_error_message("nice", f"an int from 0 to {MAX_NICE}", nice)
             raise ConfigValueError(msg, field="nice", value=nice)
-        if isinstance(help_after, bool) or not isinstance(help_after, int | float) or not 0 <= help_after < 3600:
-            msg = field_error_message("help_after", "a number of seconds from 0 to 3600", help_after)
+        if isinstance(help_after, bool) or not isinstance(help_after, int | float) or not 0 <= help_after <= _MAX_HELP:
+            msg = field_error_message("help_after", f"a number of seconds from 0 to {_MAX_HELP:g}", help_after)
             raise ConfigValueError(msg, field="help_after", value=help_after)
         self._nice = nice
         self._help_after = float(help_after)

@@ -134,7 +134,13 @@ def test_a_thread_that_resumes_takes_the_jobs_again(tmp_path: Path) -> None:
     bg.close()
 
 
-@pytest.mark.parametrize("value", [-0.001, math.nan, math.inf, 3600, True, "0.002", None])
+@pytest.mark.parametrize("value", [-0.001, math.nan, math.inf, 3600.001, True, "0.002", None])
 def test_help_after_is_checked(value: object) -> None:
-    with pytest.raises(ConfigValueError, match="help_after"):
+    with pytest.raises(ConfigValueError, match=r"help_after.*from 0 to 3600"):
         BackgroundWriter(help_after=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [0, 0.002, 3600])
+def test_help_after_accepts_0_to_3600_inclusive(value: float) -> None:
+    """The bounds the docstring and the error message give are both allowed."""
+    BackgroundWriter(help_after=value).close()
