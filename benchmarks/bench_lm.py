@@ -170,8 +170,7 @@ def _bytes_per_step(out: Path, raw: bool, size: str = "lm", steps: int = BYTES_S
     _trainer(hook, size=size)(steps)
     hook.close()
     on_disk = sum(f.stat().st_size for f in out.rglob("*") if f.is_file() and "events" in f.parts)
-    reductions = hook._device_reductions  # on the CPU its batches' copies for the writer thread count too
-    to_host = hook._writer.arenas.bytes_copied + reductions.host_bytes + reductions.snapshots.copied_bytes
+    to_host = hook._writer.arenas.bytes_copied + hook._device_reductions.host_bytes
     return on_disk / steps, to_host / steps
 
 

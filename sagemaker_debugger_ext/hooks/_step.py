@@ -62,11 +62,6 @@ class StepOutput:
         self._arena: CopyArena | None = None
 
     @property
-    def background(self) -> BackgroundWriter | None:
-        """The writer thread this step's files go to (None: written on :meth:`close`)."""
-        return self._background
-
-    @property
     def wrote(self) -> bool:
         """Whether this step has anything to write."""
         return bool(self._records or self._shapes)

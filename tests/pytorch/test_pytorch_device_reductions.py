@@ -3,7 +3,6 @@ host, and the values equal the NumPy path's (``_reductions``, what the hook stor
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -12,12 +11,9 @@ import pytest
 import torch
 
 from sagemaker_debugger_ext._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS, compute_reductions
-from sagemaker_debugger_ext.format import BackgroundWriter
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks._arrays import float_view
-from sagemaker_debugger_ext.hooks._step_reductions import Reductions
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
-from sagemaker_debugger_ext.hooks.pytorch._snapshots import SNAPSHOT_VALUES, Snapshots
 from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
 from sagemaker_debugger_ext.trials import create_trial
@@ -101,21 +97,10 @@ def _net() -> torch.nn.Module:
     return net
 
 
-@pytest.mark.parametrize("path", ["snapshot", "in_place"])
-def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
-    tmp_path: Path, path: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tmp_path: Path) -> None:
     """The hook stores reductions of the weights at the step's start and of the gradients as
-    backward delivers them (before clipping changes them in place), and stores what the
-    NumPy path computes from host copies taken then. CPU batches are copied once each and
-    reduced on the writer thread (``snapshot``); batches too big for that are reduced in
-    place, and then only the scalars reach the host (as on CUDA)."""
-    if path == "in_place":  # torch's threads take every core: the writer thread has none to itself
-        monkeypatch.setattr(torch, "get_num_threads", lambda: os.cpu_count() or 1)
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(os.cpu_count() or 1)), raising=False)
-    else:
-        monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    backward delivers them (before clipping changes them in place), copies only the scalars
+    to the host, and stores what the NumPy path computes from host copies taken then."""
     ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
@@ -137,7 +122,6 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)  # changes the gradients in place
         opt.step()
     host_bytes = hook._device_reductions.host_bytes
-    copied = hook._device_reductions.snapshots.copied_bytes
     hook.close()
     assert hook._writer.arenas.bytes_copied == 0  # no host copy of any tensor
     trial = create_trial(str(tmp_path / "run"))
@@ -154,41 +138,8 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(
             tensor.value(step)  # reductions only: no raw value
     assert checked == len(expected) * len(ops)
     assert np.isnan(trial.tensor("Sequential_empty_weight").reduction_value(0, "min"))  # the NumPy path's rule
-    if path == "in_place":  # only scalars crossed to the host: 4 parameters + 4 gradients, 6 float64 each, 3 steps
-        assert (host_bytes, copied) == (3 * 8 * len(ops) * 8, 0)
-    else:  # one float32 copy of the parameters and one of the gradients (676 values each) per step, the
-        # first batch at least: a batch right after the writer thread was starved is reduced in place
-        copies, scalars = divmod(copied, 676 * 4), divmod(host_bytes, 4 * len(ops) * 8)
-        assert copies[0] >= 1 and copies[1] == scalars[1] == 0 and copies[0] + scalars[0] == 3 * 2
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_snapshot_reductions_equal_the_numpy_path(dtype: torch.dtype) -> None:
-    """A CPU batch copied into one buffer and reduced on the writer thread stores the NumPy
-    path's values for every op of every dtype (inf, NaN, overflowing squares), even when the
-    tensors change right after the copy; the buffer is kept for the next batch."""
-    tensors = _tensors(dtype)
-    want = [_numpy_path(t, ALL_OPS) for t in tensors]
-    snapshots, writer = Snapshots(), BackgroundWriter(max_pending=1)
-    try:
-        for _ in range(2):
-            records = [Reductions(f"t{i}", None, tuple(ALL_OPS), ()) for i in range(len(tensors))]
-            snapshots.reduce_later(writer, records, [t.reshape(-1) for t in tensors])
-            for tensor in tensors:
-                tensor.fill_(7)  # the training goes on: the copy is what is reduced
-            writer.flush()
-            for record, w in zip(records, want, strict=True):
-                assert record.array is None
-                values = list(record.values)  # type: ignore[arg-type]
-                for (op, is_abs), g, expected in zip(ALL_OPS, values, w, strict=True):
-                    assert np.asarray(g).dtype == expected.dtype, (op, is_abs)
-                    np.testing.assert_array_equal(g, expected, err_msg=f"{op} abs={is_abs}")
-            tensors = _tensors(dtype)
-    finally:
-        writer.close()
-    assert len(snapshots._free) == 1  # one buffer, reused
-    itemsize = {torch.float64: 8, torch.float16: 2}.get(dtype, 4)
-    assert snapshots.copied_bytes == 2 * sum(t.numel() for t in tensors) * itemsize
+    # only scalars crossed to the host: 4 non-empty parameters + 4 gradients, 6 float64 each, 3 steps
+    assert host_bytes == 3 * 8 * len(ops) * 8
 
 
 def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> None:
@@ -253,31 +204,3 @@ def test_a_reductions_only_step_does_not_wait_for_the_previous_files_until_a_hos
         weight = net[0].weight.detach()  # SGD never ran: the weights did not change
         assert trial.tensor("Sequential_0.weight").reduction_value(step, "max") == pytest.approx(float(weight.max()))
         assert trial.tensor("loss_output_0").value(step).shape == ()
-
-
-def test_a_batch_is_copied_only_while_the_writer_thread_has_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CPU batches go to the writer thread only when torch's threads leave it a core, the batch
-    is not too big, and the thread was neither starved since the last batch nor is behind
-    (an earlier batch not reduced yet); else in place."""
-    from polling import wait_until
-
-    writer, snapshots, gate = BackgroundWriter(max_pending=1), Snapshots(), threading.Event()
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
-    try:
-        assert snapshots.worth_it(writer, 100)
-        assert not snapshots.worth_it(writer, SNAPSHOT_VALUES + 1)
-        writer.run_by_callers += 1  # a waiting caller ran a job the starved thread had not taken
-        assert not snapshots.worth_it(writer, 100)
-        assert snapshots.worth_it(writer, 100)  # not starved since
-        writer.submit_call(lambda: gate.wait(60), counted=False)  # the thread is busy
-        snapshots.reduce_later(writer, [Reductions("t", None, (("max", False),), ())], [torch.ones(4)])
-        assert not snapshots.worth_it(writer, 100)  # an earlier batch is not reduced yet: behind
-        gate.set()  # the thread catches up by itself (a flush() could run the batch here: starved)
-        wait_until(lambda: snapshots._reduced == snapshots._submitted, what="the writer thread reducing the batch")
-        assert snapshots.worth_it(writer, 100)
-        monkeypatch.setattr(torch, "get_num_threads", lambda: 2)  # torch's threads take both cores
-        assert not snapshots.worth_it(writer, 100)
-    finally:
-        gate.set()
-        writer.close()

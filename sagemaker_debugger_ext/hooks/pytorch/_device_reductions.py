@@ -5,11 +5,7 @@ histogram), the PyTorch hook does not copy the tensor to host memory: it reduces
 lives (CPU or CUDA), several tensors per call where it can (``torch._foreach_norm`` over a
 step's parameters), keeps the results on the device as one small float64 tensor per batch,
 and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
-step's end waits for the copy only). The writer thread then only encodes scalars. On the
-CPU, where the device's other cores are the writer thread's, a batch is copied once instead
-(``_snapshots``: one ``torch.cat`` into a buffer kept from step to step) and the writer thread
-reduces the copy while the step trains; batches of more than ``SNAPSHOT_VALUES`` values, and
-hooks without a writer thread, are reduced in place as on CUDA.
+step's end waits for the copy only). The writer thread then only encodes scalars.
 
 Values are those of the NumPy path (``sagemaker_debugger_ext._reductions``): float64
 accumulators for sums, means, norms, products and variances (population); min and max exact;
@@ -29,13 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...format import BackgroundWriter
 from .._collections import Collection
 from .._device_plan import DEVICE_OPS, derivation, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._distributed import is_sharded
-from ._snapshots import Snapshots
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
@@ -115,8 +109,7 @@ def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Sequence[tuple[str, boo
 class DeviceReductions:
     """A hook's reductions computed on the devices; :meth:`finish` fills the records' values.
 
-    ``host_bytes``: bytes copied from the devices to the host so far (the scalars only);
-    ``snapshots.copied_bytes``: bytes of CPU tensors copied for the writer thread so far.
+    ``host_bytes``: bytes copied from the devices to the host so far (the scalars only).
     """
 
     def __init__(self) -> None:
@@ -126,8 +119,6 @@ class DeviceReductions:
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
         self.host_bytes = 0
-        self.snapshots = Snapshots()  # CPU batches: copied, reduced on the writer thread
-        self._background: BackgroundWriter | None = None  # the running step's writer thread
 
     def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
         """Reduce ``value`` on its device when ``collections`` (all due) ask for reductions
@@ -140,9 +131,7 @@ class DeviceReductions:
         if plan is None or dtype is None:
             return False
         ops, shape = plan
-        out = output()
-        self._background = out.background
-        self.add(out.write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
+        self.add(output().write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
         return True
 
     def add(self, record: Reductions, tensor: torch.Tensor, dtype: np.dtype[Any]) -> None:
@@ -182,11 +171,6 @@ class DeviceReductions:
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
         for (ops, device, _), items in pending.items():
-            if device.type == "cpu" and self._background is not None:
-                flat = [(t.float() if t.dtype in _FLOAT8 else t).detach().reshape(-1) for _, t, _ in items]
-                if self.snapshots.worth_it(self._background, sum(t.numel() for t in flat)):
-                    self.snapshots.reduce_later(self._background, [r for r, _, _ in items], flat)
-                    continue
             result = reduce_tensors([t for _, t, _ in items], ops)
             event = None
             if device.type == "cuda":  # copy without blocking; finish() waits for this copy only
