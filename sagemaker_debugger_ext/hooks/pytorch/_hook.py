@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -30,6 +30,7 @@ from ._device_reductions import DeviceReductions
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
+from ._save_plan import SavePlan, make_plan
 from ._singleton import track
 from ._tensors import iter_tensors, tensor_to_numpy
 
@@ -69,7 +70,7 @@ class Hook(BaseHook):
         self._grads_left = 0  # gradient hooks of this step that have not run yet
         self._attached: tuple[bool, frozenset[Collection]] | None = None  # the plan of self._handles
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
-        self._plans: dict[tuple[bool, frozenset[Collection]], _SavePlan] = {}
+        self._plans: dict[tuple[bool, frozenset[Collection]], SavePlan] = {}
         self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
         self._io_index: dict[str, int] = {}
         self._activation_prefixes: dict[str, tuple[str, ...]] = {}
@@ -230,13 +231,13 @@ class Hook(BaseHook):
                 "forward", self._forward_started, time.time(), clock.mode_steps[clock.mode], clock.mode
             )
 
-    def _attach(self) -> _SavePlan:
+    def _attach(self) -> SavePlan:
         """Attach forward and gradient hooks for this (saved) step only."""
         train = self._train_mode()
         key = (train, self._due)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._make_plan(train)
+            plan = self._plans[key] = make_plan(self, train)
         if not self._handles:  # else still attached from the last step, which saved the same
             self._attached = key
             for mod, callback in plan.forward:
@@ -247,35 +248,6 @@ class Hook(BaseHook):
                     self._hooked_params.append(param)
         self._grads_left = len(self._hooked_params)
         return plan
-
-    def _make_plan(self, train: bool) -> _SavePlan:
-        """What a step with the current due collections saves (cached per due set)."""
-        due = self._due
-        forward = []
-        for mod, name in () if self._own_forward else (*self._modules.items(), *self._loss_modules.items()):
-            inputs, outputs = (self._own_write or any(c in due for c in self._io_collections(mod, f"{name}_{side}_0"))
-                               for side in ("input", "output"))  # fmt: skip
-            if inputs or outputs:
-                forward.append((mod, self._forward_callback(name, inputs, outputs)))
-        grads = []
-        if train and not self._own_backward:  # all parameters, frozen too: requires_grad is checked when attaching
-            for name, param in self._params:
-                gname = GRADIENT_PREFIX + name
-                # matched, not registered: a frozen parameter's gradient is listed in its
-                # collections only once one is saved (by the gradient hook)
-                if any(c in due and c.matches(gname) for c in self._to_save):
-                    grads.append((param, self._grad_callback(gname)))
-        params = [(name, param, colls) for name, param in self._params
-                  if (colls := tuple(c for c in self._collections_of(name) if c in due))]  # fmt: skip
-        return _SavePlan(forward, grads, params)
-
-    def _io_collections(self, mod: torch.nn.Module, probe: str) -> tuple[Collection, ...]:
-        colls = self._io_colls.get((mod, probe))
-        if colls is None:
-            by_class = self._activation_prefixes.get(probe[:-1], ())
-            colls = tuple(c for c in self._to_save if c.matches(probe) or c.name in by_class)
-            self._io_colls[(mod, probe)] = colls
-        return colls
 
     def _forget_plans(self) -> None:
         self._plans.clear()
@@ -388,11 +360,3 @@ class Hook(BaseHook):
         if self._layer_stats.active:
             self._guarded(self._layer_stats.finish)
         super().close()
-
-
-class _SavePlan(NamedTuple):
-    """The hooks and parameter saves of a step, for one set of due collections."""
-
-    forward: list[tuple[torch.nn.Module, Any]]
-    grads: list[tuple[torch.nn.Parameter, Any]]
-    params: list[tuple[str, torch.nn.Parameter, tuple[Collection, ...]]]
