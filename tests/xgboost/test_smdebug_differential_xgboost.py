@@ -19,9 +19,14 @@ from pathlib import Path
 
 import pytest
 
+import sagemaker_debugger_ext
+
 pytestmark = pytest.mark.slow  # two trainings in subprocesses
 
 SCRIPT = Path(__file__).resolve().parent.parent / "oracle_scripts" / "smdebug_xgboost_script.py"
+CONTAINER_SCRIPT = SCRIPT.with_name("smdebug_xgboost_container_script.py")
+# the package under test (a worktree's or a checkout's), not whichever one the venv installed
+OURS = str(Path(sagemaker_debugger_ext.__file__).resolve().parent.parent)
 # smdebug.xgboost has no "scalars" collection in its trial; we export it (docs/migration.md)
 OUR_EXTRA_COLLECTIONS = {"scalars"}
 
@@ -57,7 +62,7 @@ def _run(python: str | Path, package: str, work: Path, collections: str, env: di
 def both(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, smdebug_python: Path,
          oracle_env: dict[str, str]) -> tuple[dict, dict]:  # fmt: skip
     ref = _run(smdebug_python, "smdebug", tmp_path_factory.mktemp("smdebug"), request.param, oracle_env)
-    ours = _run(sys.executable, "sagemaker_debugger_ext", tmp_path_factory.mktemp("ours"), request.param, _env(None))
+    ours = _run(sys.executable, "sagemaker_debugger_ext", tmp_path_factory.mktemp("ours"), request.param, _env(OURS))
     return ref, ours
 
 
@@ -84,3 +89,29 @@ def test_behaviours_hold(both: tuple[dict, dict]) -> None:
     _, ours = both
     assert "scalar/after_train" in ours["scalars"] and ours["scalars"]["scalar/after_train"] == {"9": 2.5}
     assert ours["tensorboard_files"] is True and ours["steps"][-1] == 9
+
+
+def test_the_xgboost_containers_hook_from_config_pattern_as_smdebug(
+    tmp_path: Path, smdebug_python: Path, oracle_env: dict[str, str]
+) -> None:
+    """``Hook.hook_from_config()`` (smdebug.xgboost's compatibility name, which the SageMaker
+    XGBoost 1.x images call in algorithm mode and users copy into script mode) from the
+    environment and from a path, then ``hyperparameters``/``train_data``/``validation_data`` set
+    as attributes: the same trial as smdebug's, and the same error for a missing file."""
+
+    def run(python: str | Path, package: str, env: dict[str, str]) -> dict:
+        work = tmp_path / package
+        work.mkdir()
+        out = work / "out.json"
+        proc = subprocess.run([str(python), str(CONTAINER_SCRIPT), package, str(work), str(out)], env=env,
+                              cwd=work, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(out.read_text())
+
+    ref = run(smdebug_python, "smdebug", oracle_env)
+    ours = run(sys.executable, "sagemaker_debugger_ext", _env(OURS))
+    assert ours == ref
+    # not vacuous: the attributes set after construction were used
+    assert ours["from_env_is_hook"] is True and ours["steps"] == [0, 2, 4]
+    assert {"average_shap", "predictions", "labels", "hyperparameters"} <= set(ours["collections_saved"])
+    assert ours["missing"] is not None

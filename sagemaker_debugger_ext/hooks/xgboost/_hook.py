@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import xgboost as xgb
@@ -89,6 +89,13 @@ class Hook(BaseHook, TrainingCallback):
         self.train_data = _load_data(train_data, "train_data")
         self.validation_data = _load_data(validation_data, "validation_data")
         set_hook(self)  # smdebug.xgboost.get_hook() returns the hook created last
+
+    @classmethod
+    def hook_from_config(cls, json_config_path: str | os.PathLike[str] | None = None) -> Self:
+        """smdebug.xgboost's other name for :meth:`create_from_json_file`, kept because the
+        SageMaker XGBoost 1.x images call it (``Hook.hook_from_config(json_config_path)``) and
+        scripts copied from them do."""
+        return cls.create_from_json_file(json_config_path)
 
     def after_iteration(self, model: xgb.Booster, epoch: int, evals_log: Mapping[str, Any]) -> bool:
         """Called by xgboost after each boosting round; never asks to stop training."""
