@@ -15,13 +15,19 @@ from pathlib import Path
 
 import pytest
 
+import sagemaker_debugger_ext
+
 SCRIPT = Path(__file__).resolve().parent.parent / "oracle_scripts" / "smdebug_api_script.py"
+# the package under test (a worktree's or a checkout's), not whichever one the venv installed
+OURS = str(Path(sagemaker_debugger_ext.__file__).resolve().parent.parent)
 
 
 def _run(python: str | Path, package: str, work: Path) -> dict:
     out = work / "out.json"
     env = {k: v for k, v in os.environ.items() if k not in ("TRAINING_JOB_NAME", "PYTHONPATH")}
     env["SMDEBUG_TRAINING_END_DELAY_REFRESH"] = "0"
+    if package == "sagemaker_debugger_ext":
+        env["PYTHONPATH"] = OURS
     proc = subprocess.run([str(python), str(SCRIPT), package, str(work), str(out)], env=env, cwd=work,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
