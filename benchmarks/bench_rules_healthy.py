@@ -18,12 +18,25 @@ rejected, counted and reported by reason (never dropped silently), when
 - ``unlearned``: its final evaluation loss is not under 0.9x a constant predictor's;
 - ``unconverged``: it reached the budget still improving (a model still learning is not a
   trained model: a class it has not learned yet is a true ClassImbalance/Confusion finding);
-- ``dead_layer``: a ReLU layer has more than ``DEAD_LAYER`` (70 %) of its units never active
-  on any held-out sample after training (measured by the generator on the held-out set, not by
-  a rule). Such a layer has lost most of its units: DeadRelu saying so is true, whether or not
-  the task needed those units (a 2-class task often does not; no rule sees the task), so the
-  run is not counted as healthy. The bound is the recommended ``threshold_layer``: a DeadRelu
-  firing on a run whose layers are under it on the held-out set is a false alarm.
+- ``dead_layer``: a ReLU layer has more than ``DEAD_LAYER + DEAD_MARGIN`` (78 %) of its units
+  never active on any held-out sample after training (measured by the generator on the held-out
+  set, not by a rule). Such a layer has lost most of its units: DeadRelu saying so is true,
+  whether or not the task needed those units (a 2-class task often does not; no rule sees the
+  task), so the run is not counted as healthy.
+
+DeadRelu near its threshold (fixed before the draw that follows it): ``DEAD_LAYER`` is the
+recommended ``threshold_layer`` (70 %), and the rule and the generator estimate the same
+quantity differently (the rule: activity under 1 % beyond sampling error over the last >= 688
+training samples; the generator: never active on the held-out set with the final weights). A
+run whose largest held-out dead fraction lies within ``DEAD_MARGIN`` of it (62 % < dead <= 78 %)
+is **ambiguous for DeadRelu**: DeadRelu's verdict on it (either setting) is not scored, neither
+false alarm nor correct, and reported apart (count, how often it fired); for every other rule
+it is a healthy run as any. The case: the acceptance draw from base seed 1328588991 had
+DeadRelu find relu2 70.0-70.7 % dead on a CNN the generator measured at 69.8 %, a coin flip
+between two estimators, not a finding either way. The margin is at least twice the largest
+excess of the rule's figure over the generator's on development runs (seeds 7000-7100, never a
+draw's): 3.9 points over 27 runs, so 8 (docs/rules.md). Below the band DeadRelu firing is a
+false alarm.
 
 Reported: false alarms per rule run that evaluated a step, and runs with any false alarm per
 run, each with a 95 % Wilson interval; per rule in ``benchmarks/rules_results.md``.
@@ -51,7 +64,8 @@ import numpy as np
 from ._local_jobs import CASES_DIR
 from .bench_rules import HERE, replace_section
 
-DEAD_LAYER = 0.70  # a ReLU layer with more units than this never active on the held-out set is a dead layer
+DEAD_LAYER = 0.70  # the recommended DeadRelu threshold_layer: the healthy cut for held-out dead units
+DEAD_MARGIN = 0.08  # within it of DEAD_LAYER DeadRelu is not scored; beyond it above, a dead layer (docstring)
 REASONS = ("unlearned", "unconverged", "dead_layer")
 FAMILIES = ("mlp", "cnn", "gru", "mlp_reg", "keras_mlp", "xgb")
 FAMILY_WEIGHTS = (0.2, 0.2, 0.15, 0.2, 0.1, 0.15)  # Keras runs cost the most (TensorFlow's start)
@@ -207,7 +221,8 @@ def run_one(root: Path, seed: int) -> dict[str, Any]:
         setting: {rule: _evaluate(trial, rule, rule_parameters(rule, setting)) for rule in rules_for(spec["family"])}
         for setting in ("defaults", "recommended")
     }
-    return {"spec": spec, "results": results, "train_s": round(train_s, 1), "s": round(time.perf_counter() - t0, 1)}
+    s = round(time.perf_counter() - t0, 1)
+    return {"spec": spec, "health": health, "results": results, "train_s": round(train_s, 1), "s": s}
 
 
 def rejected(health: Mapping[str, Any]) -> str | None:
@@ -216,9 +231,24 @@ def rejected(health: Mapping[str, Any]) -> str | None:
         return "unlearned"
     if not health["converged"]:
         return "unconverged"
-    if any(fraction > DEAD_LAYER for fraction in health["dead"].values()):
+    if max_dead(health) > DEAD_LAYER + DEAD_MARGIN:
         return "dead_layer"
     return None
+
+
+def max_dead(health: Mapping[str, Any]) -> float:
+    """The largest held-out fraction of a ReLU layer's units never active (0 without ReLUs)."""
+    return max(health["dead"].values(), default=0.0)
+
+
+def dead_ambiguous(health: Mapping[str, Any]) -> bool:
+    """Whether the run's largest dead fraction lies within ``DEAD_MARGIN`` of ``DEAD_LAYER``."""
+    return DEAD_LAYER - DEAD_MARGIN < max_dead(health) <= DEAD_LAYER + DEAD_MARGIN
+
+
+def scored(run: Mapping[str, Any], rule: str) -> bool:
+    """Whether ``rule``'s verdict on a healthy ``run`` counts: all but DeadRelu's on an ambiguous run."""
+    return not (rule == "DeadRelu" and dead_ambiguous(run["health"]))
 
 
 def wilson95(k: int, n: int) -> tuple[float, float]:
@@ -235,10 +265,13 @@ def tally(runs: list[dict[str, Any]], setting: str) -> dict[str, Any]:
     """Alarms, evaluated rule runs, runs with an alarm, per rule, for one setting."""
     per_rule: dict[str, dict[str, int]] = {}
     alarms: list[tuple[dict[str, Any], str, dict[str, Any]]] = []
-    runs_alarmed = errors = 0
+    runs_alarmed = errors = ambiguous_fired = 0
     for r in runs:
         any_alarm = False
         for rule, res in r["results"].get(setting, {}).items():
+            if not scored(r, rule):  # reported apart: neither a false alarm nor a correct silence
+                ambiguous_fired += res["status"] == "IssuesFound"
+                continue
             d = per_rule.setdefault(rule, {"alarms": 0, "evaluated": 0, "errors": 0})
             d["evaluated"] += bool(res["evaluated"])
             d["errors"] += res["status"] == "Error"
@@ -250,7 +283,7 @@ def tally(runs: list[dict[str, Any]], setting: str) -> dict[str, Any]:
         runs_alarmed += any_alarm
     evaluated = sum(d["evaluated"] for d in per_rule.values())
     return {"per_rule": per_rule, "alarms": alarms, "evaluated": evaluated, "runs_alarmed": runs_alarmed,
-            "errors": errors}  # fmt: skip
+            "errors": errors, "ambiguous_fired": ambiguous_fired}  # fmt: skip
 
 
 def run() -> dict[str, Any]:
@@ -263,16 +296,27 @@ def run() -> dict[str, Any]:
     workers = int(os.environ.get("RULES_BENCH_WORKERS", "2"))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         runs = list(pool.map(run_one, [root] * n_runs, [base + i for i in range(n_runs)]))
+    out, tallies = summarise(runs, base, round(time.perf_counter() - t0, 1))
+    dump = root / "runs.json"  # every run's spec and per-rule verdicts, for a closer look
+    dump.write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
+    print(f"   rules_healthy: runs and verdicts in {dump}", flush=True)
+    replace_section(HERE / "rules_results.md", "healthy", markdown(out, tallies, runs))
+    return out
+
+
+def summarise(runs: list[dict[str, Any]], base: int, seconds: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The benchmark's figures (``rules_healthy_*``) and per-setting tallies from ``run_one``'s results."""
     failed = [r for r in runs if r.get("error")]
     unhealthy = [r for r in runs if r.get("unhealthy")]
     ok = [r for r in runs if not r.get("error") and not r.get("unhealthy")]
     out: dict[str, Any] = {
         "rules_healthy_runs": len(ok),
         "rules_healthy_failed_runs": len(failed),
-        "rules_healthy_draws": n_runs,
+        "rules_healthy_draws": len(runs),
         **{f"rules_healthy_rejected_{why}": sum(r["unhealthy"] == why for r in unhealthy) for why in REASONS},
+        "rules_healthy_deadrelu_ambiguous_runs": sum(dead_ambiguous(r["health"]) for r in ok),
         "rules_healthy_base_seed": base,
-        "rules_healthy_seconds": round(time.perf_counter() - t0, 1),
+        "rules_healthy_seconds": seconds,
         "rules_healthy_families": {f: sum(r["spec"]["family"] == f for r in ok) for f in FAMILIES},
     }
     tallies = {}
@@ -288,16 +332,16 @@ def run() -> dict[str, Any]:
             round(x, 4) for x in wilson95(t["runs_alarmed"], len(ok))
         ]
         out[f"rules_healthy_errors_{setting}"] = t["errors"]
-    dump = root / "runs.json"  # every run's spec and per-rule verdicts, for a closer look
-    dump.write_text(json.dumps({"out": out, "runs": runs}, indent=1, default=str) + "\n")
-    print(f"   rules_healthy: runs and verdicts in {dump}", flush=True)
-    _write_markdown(out, tallies, failed, unhealthy)
-    return out
+        out[f"rules_healthy_deadrelu_ambiguous_fired_{setting}"] = t["ambiguous_fired"]
+    return out, tallies
 
 
-def _write_markdown(
-    out: Mapping[str, Any], tallies: Mapping[str, Any], failed: list[dict[str, Any]], unhealthy: list[dict[str, Any]]
-) -> None:
+def markdown(out: Mapping[str, Any], tallies: Mapping[str, Any], runs: list[dict[str, Any]]) -> str:
+    """The healthy section of ``rules_results.md``."""
+    failed = [r for r in runs if r.get("error")]
+    unhealthy = [r for r in runs if r.get("unhealthy")]
+    ambiguous = [r for r in runs if not r.get("error") and not r.get("unhealthy") and dead_ambiguous(r["health"])]
+
     def rate(k: int, n: int) -> str:
         low, high = wilson95(k, n)
         return f"{k}/{n} [{low:.3f}, {high:.3f}]"
@@ -311,7 +355,10 @@ def _write_markdown(
         f"families {out['rules_healthy_families']}), {out['rules_healthy_seconds']} s; "
         f"{out['rules_healthy_failed_runs']} failed to train; rejected as not healthy (rules in the module docstring): "
         f"{out['rules_healthy_rejected_unlearned']} unlearned, {out['rules_healthy_rejected_unconverged']} unconverged "
-        f"within the budget, {out['rules_healthy_rejected_dead_layer']} with a dead layer (listed below).",
+        f"within the budget, {out['rules_healthy_rejected_dead_layer']} with a dead layer (listed below). "
+        f"{len(ambiguous)} healthy runs ambiguous for DeadRelu (a layer {DEAD_LAYER - DEAD_MARGIN:.0%}-"
+        f"{DEAD_LAYER + DEAD_MARGIN:.0%} dead on the held-out set; its verdict not scored, listed below): DeadRelu fired "
+        f"on {tallies['defaults']['ambiguous_fired']} at the defaults, {tallies['recommended']['ambiguous_fired']} recommended.",
         f"False alarms per rule run that evaluated a step (95 % Wilson interval): defaults **{rate(len(d['alarms']), d['evaluated'])}**, "
         f"recommended **{rate(len(r['alarms']), r['evaluated'])}**.",
         f"Runs with any false alarm: defaults **{rate(d['runs_alarmed'], n)}**, recommended **{rate(r['runs_alarmed'], n)}**.",
@@ -327,12 +374,19 @@ def _write_markdown(
         for spec, rule, res in t["alarms"]:
             what = f"{spec['family']} seed {spec['seed']} {spec['optimizer']} lr {spec['lr']:.3g} every {spec['save_interval']}"
             lines.append(f"- {setting} {rule} ({what}): {res['finding']}")
-    for u in unhealthy:
+    for u in unhealthy + ambiguous:
         spec, h = u["spec"], u["health"]
         what = f"{spec['family']} seed {spec['seed']} {spec['optimizer']} lr {spec['lr']:.3g}"
-        dead = ", ".join(f"{k} {v:.0%}" for k, v in h["dead"].items() if v > DEAD_LAYER)
-        lines.append(f"- rejected {u['unhealthy']} ({what}): {h['evaluations']} evaluations, last "
+        dead = ", ".join(f"{k} {v:.1%}" for k, v in h["dead"].items() if v > DEAD_LAYER - DEAD_MARGIN)
+        if u.get("unhealthy"):
+            head = f"rejected {u['unhealthy']}"
+        else:
+            res = {s: u["results"][s].get("DeadRelu", {}) for s in ("defaults", "recommended")}
+            said = "; ".join(f"{s} {v.get('status')}" + (f": {v['finding']}" if v.get("first") is not None else "")
+                             for s, v in res.items())  # fmt: skip
+            head = f"ambiguous for DeadRelu, not scored ({said})"
+        lines.append(f"- {head} ({what}): {h['evaluations']} evaluations, last "
                      f"{[round(x, 3) for x in h['eval_losses'][-3:]]}, constant predictor {h['baseline']:.3f}"
                      + (f", dead {dead}" if dead else ""))  # fmt: skip
     lines += [f"- failed to train: seed {f['spec']['seed']} {f['spec']['family']}: {f['error'][-200:]}" for f in failed]
-    replace_section(HERE / "rules_results.md", "healthy", "\n".join(lines))
+    return "\n".join(lines)
