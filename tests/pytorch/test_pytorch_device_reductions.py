@@ -13,6 +13,8 @@ import torch
 from sagemaker_debugger_ext._reductions import ALLOWED_NORMS, ALLOWED_REDUCTIONS, compute_reductions
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks._arrays import float_view
+from sagemaker_debugger_ext.hooks.pytorch import _batched_reductions as _batched
+from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import WIDTH, Workspace
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
 from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
@@ -78,6 +80,49 @@ def test_float8_tensors_are_reduced_as_float32_values() -> None:
     (got,) = _device_path([tensor], ALL_OPS)
     for g, w in zip(got, _numpy_path(tensor, ALL_OPS), strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def _assert_equal_numpy_path(tensors: list[torch.Tensor], got: list[list[np.ndarray]]) -> None:
+    for tensor, row in zip(tensors, got, strict=True):
+        for (op, is_abs), g, w in zip(ALL_OPS, row, _numpy_path(tensor, ALL_OPS), strict=True):
+            assert g.dtype == w.dtype, (op, is_abs)
+            if tensor.dtype == torch.float64 and op not in ("min", "max"):
+                np.testing.assert_allclose(g, w, rtol=1e-12, equal_nan=True, err_msg=f"{op} abs={is_abs}")
+            else:
+                np.testing.assert_array_equal(g, w, err_msg=f"{tensor.dtype} {tensor.shape} {op} abs={is_abs}")
+
+
+def test_one_batch_of_mixed_dtypes_shapes_and_strides_equals_the_numpy_path() -> None:
+    """One batch holds every float dtype, a transposed (non-contiguous) tensor, a parameter
+    that requires grad, sizes that fill whole workspace rows (no padded tail) and one value."""
+    gen = torch.Generator().manual_seed(3)
+    tensors = [torch.randn(300, 257, generator=gen).t(), torch.nn.Parameter(torch.randn(2 * WIDTH, generator=gen))]
+    tensors += [(torch.randn(WIDTH + 1, generator=gen) * 50 - 3).to(d) for d in DTYPES]
+    tensors += [torch.tensor([-7.0]), torch.randn(4, WIDTH, generator=gen).to(torch.float16)]
+    fp8 = getattr(torch, "float8_e5m2", None)
+    if fp8 is not None:
+        tensors.append((torch.randn(1000, generator=gen) * 4).to(fp8))
+    table = reduce_tensors(tensors, ALL_OPS)
+    assert not table.requires_grad  # no autograd graph through the parameter's copy
+    _assert_equal_numpy_path(tensors, _device_path(tensors, ALL_OPS))
+
+
+def test_a_batch_larger_than_the_workspace_is_reduced_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More values than a workspace holds: several parts; one tensor larger than the
+    workspace: a workspace of its own, not kept; the kept one is reused by the next batch,
+    whose padded tails (left over from the last) do not leak into its values."""
+    monkeypatch.setattr(_batched, "MAX_VALUES", 4 * WIDTH)
+    gen = torch.Generator().manual_seed(5)
+    tensors = [torch.randn(n, generator=gen) * 3 + 1 for n in (700, 5, 3 * WIDTH, 9 * WIDTH + 17, 2, WIDTH)]
+    tensors[1][2] = float("nan")
+    tensors[4][0] = float("-inf")
+    workspace = Workspace()
+    for batch in (tensors, [-t for t in tensors], [t.abs() + 100 for t in tensors]):
+        table = reduce_tensors(batch, ALL_OPS, workspace).numpy()
+        with np.errstate(over="ignore"):  # products beyond float32, stored as inf (as the NumPy path)
+            got = [[np.asarray(v).astype(np.float32) for v in row] for row in table]
+        _assert_equal_numpy_path(batch, got)
+    assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH  # the large one was not kept
 
 
 def test_what_the_device_path_does_not_take() -> None:

@@ -2,8 +2,9 @@
 
 When every due collection of a tensor saves reductions only (no raw tensor, no TensorBoard
 histogram), the PyTorch hook does not copy the tensor to host memory: it reduces it where it
-lives (CPU or CUDA), several tensors per call where it can (``torch._foreach_norm`` over a
-step's parameters), keeps the results on the device as one small float64 tensor per batch,
+lives (CPU or CUDA), all the tensors of a batch (a step's parameters, its gradients) in a few
+torch calls (``_batched_reductions``), keeps the results on the device as one small float64
+tensor per batch,
 and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
 step's end waits for the copy only). The writer thread then only encodes scalars.
 
@@ -26,9 +27,10 @@ import numpy as np
 import torch
 
 from .._collections import Collection
-from .._device_plan import DEVICE_OPS, derivation, device_plan
+from .._device_plan import DEVICE_OPS, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
+from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
@@ -59,53 +61,6 @@ def stored_dtype(tensor: torch.Tensor) -> np.dtype[Any] | None:
     return dtype
 
 
-def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Sequence[tuple[str, bool]]) -> torch.Tensor:
-    """The reductions ``ops`` (``(op, abs)``) of each of ``tensors`` (non-empty floats, one
-    device) as a ``(len(tensors), len(ops))`` float64 tensor on that device.
-
-    One torch call per tensor and quantity (``aminmax``, a float64 ``sum``, ...), one
-    ``_foreach_norm`` for all the L2 norms, one ``stack`` per quantity; no host transfer.
-    """
-    flat = [(t.float() if t.dtype in _FLOAT8 else t).detach().reshape(-1) for t in tensors]
-    cache: dict[str, torch.Tensor] = {}
-    absolute: list[torch.Tensor] = []
-
-    def source(name: str) -> list[torch.Tensor]:
-        if not name.startswith("abs_"):
-            return flat
-        if not absolute:
-            absolute.extend(t.abs() for t in flat)
-        return absolute
-
-    def quantity(name: str) -> torch.Tensor:  # one float64 value per tensor
-        if name in cache:
-            return cache[name]
-        base, values = name.removeprefix("abs_"), source(name)
-        if base in ("min", "max"):
-            pairs = torch.stack([torch.stack(torch.aminmax(t)) for t in values]).to(_F64)
-            prefix = name[: -len(base)]
-            cache[prefix + "min"], cache[prefix + "max"] = pairs[:, 0], pairs[:, 1]
-            return cache[name]
-        if base == "sum":
-            value = torch.stack([t.sum(dtype=_F64) for t in values])
-        elif base == "l2":
-            value = torch.stack(torch._foreach_norm(flat, 2, dtype=_F64))
-        elif base == "prod":
-            value = torch.stack([t.prod(dtype=_F64) for t in values])
-        else:  # variance (population, as numpy's), from a float64 copy of one tensor at a time
-            value = torch.stack([torch.var(t.to(_F64), correction=0) for t in values])
-        cache[name] = value
-        return value
-
-    columns = []
-    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
-        value = quantity(name)
-        if how == "mean":
-            value = value / torch.tensor([t.numel() for t in flat], dtype=_F64, device=flat[0].device)
-        columns.append(torch.sqrt(value) if how == "sqrt" else value)
-    return torch.stack(columns, dim=1)
-
-
 class DeviceReductions:
     """A hook's reductions computed on the devices; :meth:`finish` fills the records' values.
 
@@ -118,6 +73,7 @@ class DeviceReductions:
         self._error: Exception | None = None  # what that callback raised
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
+        self._workspace = Workspace()  # float64, on each device (see ``_batched_reductions``)
         self.host_bytes = 0
 
     def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
@@ -139,7 +95,7 @@ class DeviceReductions:
         during a backward pass (gradients), when that pass ends, all its gradients together
         (before anything, e.g. gradient clipping, can change them in place);
         ``dtype``: the stored dtype (see :func:`stored_dtype`)."""
-        key = (record.ops, tensor.device, tensor.dtype)
+        key = (record.ops, tensor.device)
         self._pending.setdefault(key, []).append((record, tensor, dtype))
         if self._batching or self._at_backward_end:
             return
@@ -170,8 +126,8 @@ class DeviceReductions:
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
-        for (ops, device, _), items in pending.items():
-            result = reduce_tensors([t for _, t, _ in items], ops)
+        for (ops, device), items in pending.items():
+            result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
             event = None
             if device.type == "cuda":  # copy without blocking; finish() waits for this copy only
                 host = torch.empty(result.shape, dtype=_F64, pin_memory=True)

@@ -1,0 +1,170 @@
+"""Reductions of many tensors in a few torch calls: the tensors copied into one float64
+workspace, reduced row by row, the rows' results combined per tensor.
+
+A step's parameters are many tensors, most of them small (biases, norms' scales), and each
+torch call costs a few microseconds however small its tensor (on CUDA, a kernel launch), so
+five reductions of each tensor, one call each, cost more than the arithmetic. Here one call
+(``torch._foreach_copy_``) copies the tensors of a batch into a float64 workspace where each
+tensor starts a row of ``WIDTH`` values; each quantity is one call over all the rows
+(``amin``, ``sum``, ...) and one ``segment_reduce`` from rows to tensors. The calls per batch
+do not depend on the number of tensors.
+
+Values are those of the NumPy path: the workspace holds each value exactly in float64, sums
+(of values, absolute values and squares) accumulate in float64, min and max are exact and NaN
+when the tensor holds one, variances are two-pass (population) in float64. Sums are taken in
+another order than NumPy's. A row's unused tail (after a tensor's last value) is set, before
+each quantity, to a value that does not change it (0 for sums, 1 for products, the tensor's
+first value for min and max, its mean for the variance).
+
+Memory: the workspace holds at most ``MAX_VALUES`` values (float64), or one tensor that is
+larger; a batch with more values is reduced in several parts. A workspace of at most
+``MAX_VALUES`` is kept for the next batch, with the layouts of the batches seen (which tensor
+goes where); a larger one is freed after use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .._device_plan import Ops, derivation
+
+__all__ = ["MAX_VALUES", "WIDTH", "Workspace", "reduce_tensors"]
+
+_F64 = torch.float64
+#: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
+WIDTH = 512
+#: the most values a workspace kept between batches holds (32 MiB of float64)
+MAX_VALUES = 1 << 22
+_MAX_LAYOUTS = 32
+
+
+class _Layout:
+    """Where each of a batch's tensors (by shape) lies in a ``(rows, WIDTH)`` workspace."""
+
+    def __init__(self, shapes: Sequence[torch.Size], storage: torch.Tensor) -> None:
+        device = storage.device
+        sizes = [s.numel() for s in shapes]
+        rows = [-(-n // WIDTH) for n in sizes]
+        self.buffer = storage[: sum(rows) * WIDTH].view(-1, WIDTH)
+        flat = self.buffer.view(-1)
+        pad: list[int] = []  # the padded tail's positions, their tensor, its first position
+        owner: list[int] = []
+        first: list[int] = []
+        self.views = []
+        start = 0
+        for i, (shape, n, r) in enumerate(zip(shapes, sizes, rows, strict=True)):
+            self.views.append(flat[start : start + n].view(shape))
+            tail = range(start + n, start + r * WIDTH)
+            pad.extend(tail)
+            owner.extend([i] * len(tail))
+            first.extend([start] * len(tail))
+            start += r * WIDTH
+
+        def index(values: list[int]) -> torch.Tensor:
+            return torch.tensor(values, dtype=torch.long, device=device)
+
+        self.pad, self.pad_owner, self.pad_first = index(pad), index(owner), index(first)
+        self.rows = index(rows)
+        owners = torch.arange(len(sizes), device=device)
+        self.row_owner = torch.repeat_interleave(owners, self.rows, output_size=sum(rows))
+        self.count = torch.tensor(sizes, dtype=_F64, device=device)
+
+
+class Workspace:
+    """The float64 workspace of one device and the layouts of the batches it has reduced."""
+
+    def __init__(self) -> None:
+        self._storage: dict[torch.device, torch.Tensor] = {}
+        self._layouts: dict[tuple[torch.device, tuple[torch.Size, ...]], _Layout] = {}
+
+    def layout(self, tensors: Sequence[torch.Tensor]) -> _Layout:
+        device = tensors[0].device
+        shapes = tuple(t.shape for t in tensors)
+        key = (device, shapes)
+        layout = self._layouts.get(key)
+        if layout is not None:
+            return layout
+        needed = sum(-(-s.numel() // WIDTH) for s in shapes) * WIDTH
+        storage = self._storage.get(device)
+        if needed > MAX_VALUES:  # one tensor larger than a kept workspace: its own, freed after use
+            return _Layout(shapes, torch.empty(needed, dtype=_F64, device=device))
+        if storage is None or storage.numel() < needed:
+            storage = self._storage[device] = torch.empty(needed, dtype=_F64, device=device)
+            self._layouts = {k: v for k, v in self._layouts.items() if k[0] != device}  # views of the old one
+        if len(self._layouts) >= _MAX_LAYOUTS:
+            self._layouts.clear()
+        layout = self._layouts[key] = _Layout(shapes, storage)
+        return layout
+
+
+def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspace | None = None) -> torch.Tensor:
+    """The reductions ``ops`` (``(op, abs)``, see ``derivation``) of each of ``tensors``
+    (non-empty, real floating point, one device; dtypes may differ) as a
+    ``(len(tensors), len(ops))`` float64 tensor on that device; no host transfer.
+    ``workspace``: kept between calls (a fresh one when None)."""
+    workspace = workspace or Workspace()
+    parts: list[list[torch.Tensor]] = [[]]
+    values = 0
+    for tensor in tensors:
+        n = -(-tensor.numel() // WIDTH) * WIDTH
+        if parts[-1] and values + n > MAX_VALUES:
+            parts.append([])
+            values = 0
+        parts[-1].append(tensor)
+        values += n
+    with torch.no_grad():
+        tables = [_reduce_part(workspace.layout(part), part, ops) for part in parts]
+    return tables[0] if len(tables) == 1 else torch.cat(tables)
+
+
+def _reduce_part(layout: _Layout, tensors: Sequence[torch.Tensor], ops: Ops) -> torch.Tensor:
+    buffer, flat = layout.buffer, layout.buffer.view(-1)
+    torch._foreach_copy_(layout.views, list(tensors))
+    names = {derivation(op, is_abs)[1] for op, is_abs in ops}
+    found: dict[str, torch.Tensor] = {}
+    tail = ""  # what the rows' padded tails hold now: "", "0", "1", "first" or "mean"
+
+    def set_tail(kind: str, mean: torch.Tensor | None = None) -> None:
+        nonlocal tail
+        if kind == tail or not layout.pad.numel():
+            return
+        if kind in ("0", "1"):
+            flat.index_fill_(0, layout.pad, float(kind))
+        else:  # each tensor's first value (min, max) or its mean (variance)
+            flat.index_copy_(0, layout.pad, flat[layout.pad_first] if mean is None else mean[layout.pad_owner])
+        tail = kind
+
+    def per_tensor(rows: torch.Tensor, how: str) -> torch.Tensor:
+        # unsafe: the lengths are ours; checking them would wait for the device (CUDA)
+        return torch.segment_reduce(rows, how, lengths=layout.rows, unsafe=True)
+
+    for prefix in ("", "abs_"):
+        wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix)}
+        if prefix and wanted:
+            buffer.abs_()  # tails of 0, 1 or a tensor's first value stay valid (a mean is set after a sum)
+        if wanted & {"min", "max"}:
+            set_tail("first")
+            for base in sorted(wanted & {"min", "max"}):
+                rows = buffer.amin(1) if base == "min" else buffer.amax(1)
+                found[prefix + base] = per_tensor(rows, base)
+        if wanted & {"sum", "variance"}:
+            set_tail("0")
+            found[prefix + "sum"] = per_tensor(buffer.sum(1), "sum")
+        if "prod" in wanted:
+            set_tail("1")
+            found[prefix + "prod"] = per_tensor(buffer.prod(1), "prod")
+        if "variance" in wanted:  # NumPy's two passes: the mean, then the squared deviations
+            mean = found[prefix + "sum"] / layout.count
+            set_tail("mean", mean)
+            deviations = buffer - mean[layout.row_owner, None]
+            found[prefix + "variance"] = per_tensor(deviations.square_().sum(1), "sum") / layout.count
+    if "l2" in names:  # last: squares the workspace in place
+        set_tail("0")
+        found["l2"] = per_tensor(buffer.square_().sum(1), "sum").sqrt_()
+    columns = []
+    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+        value = found[name]
+        columns.append(value / layout.count if how == "mean" else value.sqrt() if how == "sqrt" else value)
+    return torch.stack(columns, dim=1)
