@@ -56,21 +56,25 @@ class _Template(NamedTuple):
     mask: np.ndarray  # per position: 0xFF, or 0x80 for a step varint byte
     expected: bytes  # the masked bytes
     plan: _Plan
+    complete: bool  # every frame's value located (none left to the general decoder)
 
 
 class EventFile:
     """The bytes of one event file, its records' layouts by frame offset, and the values
     decoded ahead for the requests to come (``slots``, ``blocks``; None until asked)."""
 
-    __slots__ = ("asked", "blocks", "data", "plan", "records", "slots")
+    __slots__ = ("asked", "blocks", "complete", "data", "plan", "records", "slots")
 
-    def __init__(self, data: bytes, records: dict[int, RecordLayout], plan: _Plan | None = None) -> None:
+    def __init__(
+        self, data: bytes, records: dict[int, RecordLayout], plan: _Plan | None = None, complete: bool = False
+    ) -> None:
         self.data = data
         self.records = records
         self.plan = plan
+        self.complete = complete  # every frame walked and located: the batches hold every value of the file
         self.slots: Slots | None = None
         self.blocks: list[np.ndarray] = []
-        self.asked = False  # a value of this file was handed out already
+        self.asked: int | None = None  # the frame offset of the value handed out first (copied alone)
 
 
 def _plan(records: dict[int, RecordLayout]) -> _Plan:
@@ -155,7 +159,7 @@ class FileDecoder:
             seen = np.frombuffer(data, np.uint8).take(template.positions)
             np.bitwise_and(seen, template.mask, out=seen)
             if seen.tobytes() == template.expected:
-                return EventFile(data, template.records, template.plan)
+                return EventFile(data, template.records, template.plan, template.complete)
         headers = self.headers
         layout = self.layout
         records: dict[int, RecordLayout] = {}
@@ -181,8 +185,8 @@ class FileDecoder:
                 if len(self._templates) >= _TEMPLATE_LIMIT:
                     self._templates.clear()
                 self._templates[tkey] = template
-                return EventFile(data, records, template.plan)
-        return EventFile(data, records)
+                return EventFile(data, records, template.plan, template.complete)
+        return EventFile(data, records, None, pos == end and len(frames) == len(records))
 
     @staticmethod
     def _template(data: bytes, frames: list[int], records: dict[int, RecordLayout]) -> _Template | None:
@@ -223,7 +227,7 @@ class FileDecoder:
         masks = np.array(mask, dtype=np.uint8)
         expected = np.frombuffer(data, np.uint8).take(index)
         np.bitwise_and(expected, masks, out=expected)
-        return _Template(records, index, masks, expected.tobytes(), _plan(records))
+        return _Template(records, index, masks, expected.tobytes(), _plan(records), len(frames) == len(records))
 
     @staticmethod
     def materialize(file: EventFile) -> Slots:
@@ -240,6 +244,8 @@ class FileDecoder:
                     raw[row0 : row0 + n] = np.ndarray((n, nbytes), np.uint8, data, first, (step, 1))
             blocks.append(block)
         slots = file.slots = dict(plan.slots)
+        if file.asked is not None:  # handed out already, on its own
+            slots.pop(file.asked, None)
         return slots
 
     @staticmethod

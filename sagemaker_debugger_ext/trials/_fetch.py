@@ -166,16 +166,32 @@ class RecordFetcher:
             slot = slots.pop(pos, None)
             if slot is not None and slot[0] == length:
                 value: np.ndarray = file.blocks[slot[1]][slot[2]]
+                if not slots and file.complete:
+                    self._drop(loc[0], file)
                 return value if slot[3] is None else value.reshape(slot[3])
         rec = file.records.get(pos)
         if rec is None or rec[0] != length:
             return self._decode(loc, file.data, pos)
-        if slots is None and file.asked:  # a second value of this file: decode all of them in one go
+        if slots is None and file.asked is not None:  # a second value of this file: decode all of them in one go
             slots = self._decoder.materialize(file)
             self._grow(loc[0], len(file.data))
             return self._from_file(file, loc)
-        file.asked = True
+        file.asked = pos
         return self._decoder.single(file, rec)
+
+    def _drop(self, key: str, file: EventFile) -> None:
+        """Forget event file ``key`` once every value decoded ahead was handed out: its bytes and
+        batches go back to the allocator while they are still in the CPU's caches (the next
+        file reuses them), and a value asked again reads and checks the file again."""
+        if self._cache.get(key) is file:
+            del self._cache[key]
+            self._cached -= self._costs.pop(key, 0)
+        if self._last_file is file:
+            self._last_key, self._last_file = self._prev_key, self._prev_file
+            self._prev_key, self._prev_file = None, None
+        elif self._prev_file is file:
+            self._prev_key, self._prev_file = None, None
+        file.blocks = []
 
     def _grow(self, key: str, cost: int) -> None:
         if key in self._costs:
@@ -192,6 +208,8 @@ class RecordFetcher:
                 slot = slots.pop(loc[1], None)
                 if slot is not None and slot[0] == loc[2]:
                     value: np.ndarray = file.blocks[slot[1]][slot[2]]
+                    if not slots and file.complete:
+                        self._drop(key, file)
                     return value if slot[3] is None else value.reshape(slot[3])
                 if slot is not None:
                     return self._decode(loc, file.data, loc[1])  # the index disagrees: say how

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from operator import itemgetter
 from typing import Any, NamedTuple, TypeGuard
 
@@ -96,7 +97,45 @@ def _checked_entries(payload: list[Any], key: str) -> list[tuple[str, int, int]]
     return tensors
 
 
-def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
+# The index files both writers produce (``json.dumps`` of meta, tensor payload and an empty shape
+# payload), recognised in three parts: the head up to the payload, the payload, the tail. Strings are
+# ASCII without escapes or control characters and ints have no leading zeros and stay below 10**14
+# (< MAX_EXTENT), so a file made of the three is valid JSON whose fields pass every check below. A
+# payload is matched once and remembered: the files of one worker mostly repeat the previous step's.
+_TEXT = rb'[^"\\\x00-\x1f\x80-\xff]'
+_HEAD = re.compile(
+    rb'\{"meta": \{"mode": "(TRAIN|EVAL|PREDICT|GLOBAL)", "mode_step": (0|[1-9][0-9]{0,17}), '
+    rb'"event_file_name": "(' + _TEXT + rb'*)"\}, "tensor_payload": \['
+)
+_TAIL = b'], "shape_payload": []}'
+_ENTRY_TEXT = rb'\{"tensorname": "' + _TEXT + rb'+", "start_idx": (?:0|[1-9][0-9]{0,13}), "length": [1-9][0-9]{0,13}\}'
+_ENTRIES = re.compile(_ENTRY_TEXT + rb"(?:, " + _ENTRY_TEXT + rb")*")
+_ENTRY_FIELDS = re.compile(rb'\{"tensorname": "([^"]*)", "start_idx": ([0-9]*), "length": ([0-9]*)\}')
+_PAYLOAD_CACHE_LIMIT = 64
+Payloads = dict[bytes, list[tuple[str, int, int]]]
+
+
+def _canonical(data: bytes, payloads: Payloads | None) -> tuple[ModeKeys, int, str, list[tuple[str, int, int]]] | None:
+    """``(mode, mode_step, event_file_name, tensors)`` of an index file in the writers' own layout,
+    else None (the JSON path parses and checks it)."""
+    head = _HEAD.match(data)
+    if head is None or not data.endswith(_TAIL):
+        return None
+    text = data[head.end() : len(data) - len(_TAIL)]
+    tensors = payloads.get(text) if payloads is not None else None
+    if tensors is None:
+        if _ENTRIES.fullmatch(text) is None:
+            return None
+        tensors = [(n.decode("ascii"), int(a), int(b)) for n, a, b in _ENTRY_FIELDS.findall(text)]
+        if payloads is not None:
+            if len(payloads) >= _PAYLOAD_CACHE_LIMIT:
+                payloads.clear()
+            payloads[text] = tensors
+    mode, mode_step, event_key = head.groups()
+    return ModeKeys.__members__[mode.decode("ascii")], int(mode_step), event_key.decode("ascii"), tensors
+
+
+def parse_index(data: bytes, key: str, step: int, worker: str, payloads: Payloads | None = None) -> IndexFile:
     """Parse the bytes of index file ``key`` (of ``step``/``worker``, from its name).
 
     Every field is type-checked; offsets and lengths must be non-negative ints below
@@ -110,6 +149,13 @@ def parse_index(data: bytes, key: str, step: int, worker: str) -> IndexFile:
         IndexReaderException: not JSON, or a field is missing, has the wrong type, or
             points outside this step's event file; the message names the file and entry.
     """
+    fast = _canonical(data, payloads)
+    if fast is not None:
+        expected = event_file_key(step, worker)
+        if fast[2] not in (expected, ""):  # "": smdebug's test helpers (see below)
+            raise _fail(key, f"'meta.event_file_name' must be {expected!r}, this index's own event file "
+                             f"(got {_short(fast[2])})")  # fmt: skip
+        return IndexFile(step, worker, fast[0], fast[1], expected, fast[3], [])
     try:
         doc: Any = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

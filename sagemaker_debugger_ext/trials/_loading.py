@@ -18,7 +18,7 @@ from ..modes import ModeKeys
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
 from ._fetch import Location, RecordFetcher
-from ._index import REDUCTIONS_PREFIX, IndexFile, parse_index, split_reduction_name
+from ._index import REDUCTIONS_PREFIX, IndexFile, Payloads, parse_index, split_reduction_name
 from ._tensor import _LOC, _REDS, _SHAPE, StepData, TensorSteps
 
 __all__ = ["TrialLoader"]
@@ -80,6 +80,7 @@ class TrialLoader:
         self._seen_index: set[str] = set()
         self.last_index_key: str | None = None  # the newest index file loaded (smdebug's last_index_token)
         self._step_sources: dict[int, str] = {}  # global step -> the index file that defined it
+        self._payloads: Payloads = {}  # index payload text -> its checked entries (see parse_index)
 
     def training_has_ended(self) -> bool:
         """Whether ``training_job_end.ts`` exists (the job finished writing)."""
@@ -171,7 +172,7 @@ class TrialLoader:
         if new:
             blobs = read_many(self._storage, [k for k, _, _ in new])
             for (key, step, worker), data in zip(new, blobs, strict=False):
-                self._add_index(parse_index(data, key, step, worker), key)
+                self._add_index(parse_index(data, key, step, worker, self._payloads), key)
                 self._seen_index.add(key)
             self._update_last_complete(s for _, s, _ in new)
             self.last_index_key = max([k for k, _, _ in new] + ([self.last_index_key] if self.last_index_key else []))
@@ -214,12 +215,11 @@ class TrialLoader:
             of_mode = self._by_mode[mode] = {}
         plain = True  # no reduction among the names: they are the tensors' names
         for name, start, length in idx.tensors:
-            loc = (ekey, start, length)
             if start + length > extent:
                 extent = start + length
-            by_step = of_mode.get(name)
-            if by_step is None or name.startswith(REDUCTIONS_PREFIX):
-                red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
+            by_step = of_mode.get(name)  # only tensors' own names are in of_mode, never a reduction's
+            if by_step is None:
+                red = split_reduction_name(name)
                 tname = red[0] if red else name
                 steps = tensors.get(tname)
                 if steps is None:
@@ -230,14 +230,14 @@ class TrialLoader:
                 if red:
                     plain = False
                     names.add(tname)
-                    _add_reduction(by_step, mode_step, worker, (red[1], red[2]), loc)
+                    _add_reduction(by_step, mode_step, worker, (red[1], red[2]), (ekey, start, length))
                     continue
                 of_mode[name] = by_step
             entry = by_step.get(mode_step)
             if entry is None:  # the common case: the first record of this tensor at this step
-                by_step[mode_step] = ((worker, loc, None, None),)
+                by_step[mode_step] = ((worker, (ekey, start, length), None, None),)
             else:
-                by_step[mode_step] = _replaced(entry, worker, _LOC, loc)
+                by_step[mode_step] = _replaced(entry, worker, _LOC, (ekey, start, length))
         if plain:
             names.update(map(itemgetter(0), idx.tensors))
         else:
