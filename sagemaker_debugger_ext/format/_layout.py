@@ -35,12 +35,13 @@ END_OF_JOB_FILE = TRAINING_END_MARKER  # one name for the file: the containers' 
 INDEX_STEPS_PER_FOLDER = 1000  # index files of steps [1000 k, 1000 k + 999] share folder k
 
 _INDEX_RE = re.compile(r"(?:^|/)index/(\d{9})/(\d{12})_([^/]+)\.json$")
+_NOT_IN_NAMES = re.compile(r"[/\\\0]")  # a separator or NUL
 _COLLECTIONS_RE = re.compile(r"(?:^|/)collections/\d{9}/([^/]+)_collections\.json$")
 
 
 def valid_name(name: object) -> bool:
     """Whether ``name`` is a worker/step name the writer accepts (see :func:`check_name`)."""
-    return isinstance(name, str) and bool(name) and name not in {".", ".."} and not any(c in name for c in "/\\\0")
+    return isinstance(name, str) and bool(name) and name not in {".", ".."} and _NOT_IN_NAMES.search(name) is None
 
 
 def check_name(field: str, name: str) -> str:

@@ -123,11 +123,10 @@ class LocalStorage:
         fd, path = self._open(key)
         try:
             size = os.fstat(fd).st_size
-            data = os.read(fd, size) if size else b""
-            if len(data) < size:
-                return data + _read_rest(fd)  # shrank, or a short read: read what is there
-            more = _read_rest(fd)  # grew since fstat (or a file that reports no size)
-            return data + more if more else data
+            data = os.read(fd, size + 1)  # one byte more: a file that grew since fstat says so at once
+            if len(data) == size:
+                return data  # the whole file: a regular file's read stops short only at its end
+            return data + _read_rest(fd)  # shrank or grew (or a short read, or a file that reports no size)
         except OSError as exc:
             msg = f"reading {path} failed: {exc}"
             raise StorageError(msg, uri=str(path)) from exc
