@@ -34,6 +34,8 @@ class RecordFetcher:
     cache (event files never change after their atomic rename). The first value asked of a
     file is copied alone; at the second, every value of the file is copied in one batch and
     kept for the requests to come (each handed out once: a caller may change its array).
+    Once every value of a file was handed out, the file is forgotten (its memory is reused
+    while still in the CPU's caches; a value asked again reads and checks the file again).
     Bigger files, and files read once and evicted before reuse: one ranged read per record;
     batches of those go through a thread pool on S3.
 
