@@ -18,6 +18,7 @@ from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import WIDTH, Work
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
 from sagemaker_debugger_ext.hooks.pytorch._tensors import tensor_to_numpy
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+from sagemaker_debugger_ext.pytorch import modes as smd_modes
 from sagemaker_debugger_ext.trials import create_trial
 
 ALL_OPS = [(op, is_abs) for op in (*ALLOWED_REDUCTIONS, *ALLOWED_NORMS) for is_abs in (False, True)]
@@ -123,6 +124,34 @@ def test_a_batch_larger_than_the_workspace_is_reduced_in_parts(monkeypatch: pyte
             got = [[np.asarray(v).astype(np.float32) for v in row] for row in table]
         _assert_equal_numpy_path(batch, got)
     assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH  # the large one was not kept
+
+
+def test_a_workspace_made_under_inference_mode_serves_the_training_steps_after(tmp_path: Path) -> None:
+    """An evaluation under ``torch.inference_mode()`` first (the workspace is made there),
+    then training: the kept workspace is a normal tensor, written in place by every step."""
+    config = ReductionConfig(reductions=["min", "max"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights"], context=TrainingContext())  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    hook.set_mode(smd_modes.EVAL)
+    with torch.inference_mode():
+        net(x)
+    hook.set_mode(smd_modes.TRAIN)
+    maxima = []
+    for _ in range(2):
+        maxima.append(float(net[0].weight.detach().max()))
+        opt.zero_grad()
+        net(x).square().mean().backward()
+        opt.step()
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    weight = trial.tensor("Sequential_0.weight")
+    assert weight.steps(mode=smd_modes.TRAIN) == [0, 1]
+    for step, want in enumerate(maxima):
+        assert weight.reduction_value(step, "max", mode=smd_modes.TRAIN) == pytest.approx(want)
 
 
 def test_what_the_device_path_does_not_take() -> None:

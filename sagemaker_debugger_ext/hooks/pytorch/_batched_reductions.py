@@ -84,12 +84,19 @@ class Workspace:
         shapes = tuple(t.shape for t in tensors)
         key = (device, shapes)
         layout = self._layouts.get(key)
-        if layout is not None:
-            return layout
+        if layout is None:
+            # normal tensors even when made under torch.inference_mode() (an evaluation loop):
+            # an inference tensor could not be written in place by a later training step
+            with torch.inference_mode(False):
+                layout = self._new_layout(key)
+        return layout
+
+    def _new_layout(self, key: tuple[torch.device, tuple[torch.Size, ...]]) -> _Layout:
+        device, shapes = key
         needed = sum(-(-s.numel() // WIDTH) for s in shapes) * WIDTH
-        storage = self._storage.get(device)
         if needed > MAX_VALUES:  # one tensor larger than a kept workspace: its own, freed after use
             return _Layout(shapes, torch.empty(needed, dtype=_F64, device=device))
+        storage = self._storage.get(device)
         if storage is None or storage.numel() < needed:
             storage = self._storage[device] = torch.empty(needed, dtype=_F64, device=device)
             self._layouts = {k: v for k, v in self._layouts.items() if k[0] != device}  # views of the old one
