@@ -163,8 +163,8 @@ class Hook(BaseHook):
     # --- per-step callbacks (smdebug's extension points) -----------------------------------
     def forward_pre_hook(self, module: torch.nn.Module, inputs: Any) -> None:
         """Runs before the registered module's forward: ends the previous step, starts the next."""
-        if self._disabled or self._closed:
-            return
+        if self._disabled or self._closed or self._quiet_step(self._clock.mode):
+            return  # a step that saves nothing opened quietly (see hooks._quiet)
         self._guarded(self._next_step)
 
     def forward_hook(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
@@ -223,6 +223,8 @@ class Hook(BaseHook):
                 self._layer_stats.begin(self._params)
         if self._sharded:
             self._sharded.on_step(self)
+        if self._handles or self._sharded or self._layer_stats.active:  # the next step ends them
+            self._quiet.allow(None)
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
         if self._metrics is not None and self._forward_started:
