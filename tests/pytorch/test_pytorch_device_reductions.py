@@ -154,6 +154,42 @@ def test_a_workspace_made_under_inference_mode_serves_the_training_steps_after(t
         assert weight.reduction_value(step, "max", mode=smd_modes.TRAIN) == pytest.approx(want)
 
 
+def test_no_memory_for_the_workspace_means_the_numpy_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The device has no room for a batch's float64 workspace (``torch.OutOfMemoryError``, as
+    CUDA raises it; injected here, a real one needs a full device): the batch's tensors are
+    reduced from host copies taken then, so the stored values are the NumPy path's at that time."""
+
+    def no_room(self: Workspace, tensors: list[torch.Tensor]) -> None:
+        raise torch.OutOfMemoryError("injected: no room for the workspace")
+
+    monkeypatch.setattr(Workspace, "layout", no_room)
+    ops = [("min", False), ("max", False), ("mean", True), ("l2", False)]
+    config = ReductionConfig(reductions=["min", "max"], abs_reductions=["mean"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "gradients"], context=TrainingContext())  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    expected: dict[object, list[np.ndarray]] = {}
+    for step in range(2):
+        expected[step] = _numpy_path(net[0].weight.detach().clone(), ops)
+        opt.zero_grad()
+        net(x).square().mean().backward()
+        expected["grad", step] = _numpy_path(net[0].weight.grad.clone(), ops)
+        opt.step()  # changes the weights after their reductions were due
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for step in range(2):
+        for name, want in (
+            ("Sequential_0.weight", expected[step]),
+            ("gradient/Sequential_0.weight", expected["grad", step]),
+        ):
+            stored = trial.tensor(name).reduction_values(step)
+            for key, w in zip(ops, want, strict=True):
+                np.testing.assert_array_equal(stored[key], w, err_msg=f"{name} step {step} {key}")
+
+
 def test_what_the_device_path_does_not_take() -> None:
     """Empty, integer, bool and complex tensors keep the NumPy path (NaN / empty-sum rules there)."""
     assert stored_dtype(torch.zeros(0)) is None

@@ -19,6 +19,7 @@ complex, empty, devices other than CPU and CUDA) take the NumPy path.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,15 +27,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._arrays import float_view
 from .._collections import Collection
 from .._device_plan import DEVICE_OPS, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
+from ._tensors import tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
+_LOG = logging.getLogger("sagemaker_debugger_ext.hooks")
 _F64 = torch.float64
 _FLOAT8: frozenset[torch.dtype] = frozenset(
     d for n in dir(torch) if n.startswith("float8_") and isinstance(d := getattr(torch, n), torch.dtype)
@@ -127,7 +131,16 @@ class DeviceReductions:
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
         for (ops, device), items in pending.items():
-            result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
+            try:
+                result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
+            except torch.OutOfMemoryError:  # no room for the workspace: these take the NumPy path
+                _LOG.warning(
+                    "no %s memory for the reductions of %d tensors: reduced from host copies", device, len(items)
+                )
+                for record, tensor, _ in items:
+                    array, dtype = tensor_to_numpy(tensor)
+                    record.array = np.array(float_view(array, dtype))  # a private copy (the tensor changes)
+                continue
             event = None
             if device.type == "cuda":  # copy without blocking; finish() waits for this copy only
                 host = torch.empty(result.shape, dtype=_F64, pin_memory=True)
