@@ -35,6 +35,9 @@ __all__ = ["EventFile", "FileDecoder", "RecordLayout"]
 _MAGIC = MAGIC_FOOTER.to_bytes(4, "little")
 _CACHE_LIMIT = 4096  # entries of each layout/header cache (cleared when full: hostile files cannot grow it)
 _TEMPLATE_LIMIT = 64
+# A batch holds at most this many bytes (one value more if a value is bigger): below the allocator's
+# threshold for memory of its own (glibc: 128 KiB), so freed batches are reused, not faulted in again.
+_BATCH_BYTES = 120 << 10
 
 #: Where one record's value is: ``(frame length, dtype, item count, shape or None for 1-D, content start)``.
 RecordLayout = tuple[int, np.dtype[np.generic], int, tuple[int, ...] | None, int]
@@ -83,8 +86,8 @@ def _plan(records: dict[int, RecordLayout]) -> _Plan:
     slots: Slots = {}
     for pos, (flen, dtype, count, shape, content) in records.items():
         b = index.get((dtype, count))
-        if b is None:
-            b = index[(dtype, count)] = len(batches)
+        if b is None or batches[b][2] * count * dtype.itemsize >= _BATCH_BYTES - count * dtype.itemsize:
+            b = index[(dtype, count)] = len(batches)  # a new batch: none outgrows the heap's small blocks
             batches.append((dtype, count, 0, []))
         _, _, rows, runs = batches[b]
         if runs and (runs[-1][1] == 1 or runs[-1][2] + runs[-1][1] * runs[-1][3] == content):

@@ -173,3 +173,20 @@ def test_files_of_a_running_job_that_appear_later_are_read(trial_dir: Path) -> N
     assert _same(_read_all(trial, 3), _expected(3)) and _same(_read_all(trial, 1000), _expected(1000))
     assert np.array_equal(trial.tensor("c").value(4), _value("c", 4))
     assert np.array_equal(trial.tensor("c").reduction_value(1000, "max", abs=True), _value(NAMES[3], 1000))
+
+
+def test_a_step_bigger_than_one_batch_is_copied_into_several(tmp_path: Path) -> None:
+    """70 values of 4 KB (280 KB) in one event file: batches stay under 120 KiB (memory the allocator
+    reuses) and every value is the one written, in any order of asking."""
+    values = {f"t{i:02d}": np.arange(1000, dtype=np.float32) * i for i in range(70)}
+    with StepWriter(tmp_path, global_step=0, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=0) as w:
+        for name, value in values.items():
+            w.write_tensor(name, value)
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    write_training_end(tmp_path)
+    trial = create_trial(tmp_path, **FAST)
+    names = sorted(values, key=lambda n: (int(n[1:]) * 37) % 70)  # not in file order
+    got = {name: trial.tensor(name).value(0) for name in names}
+    assert all(np.array_equal(got[n], values[n]) for n in values)
+    bases = {id(v.base): v.base for v in got.values() if v.base is not None}
+    assert len(bases) >= 3 and all(b.nbytes <= 120 << 10 for b in bases.values())
