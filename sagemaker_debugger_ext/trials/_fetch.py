@@ -34,8 +34,9 @@ class RecordFetcher:
     cache (event files never change after their atomic rename). The first value asked of a
     file is copied alone; at the second, every value of the file is copied in one batch and
     kept for the requests to come (each handed out once: a caller may change its array).
-    Once every value of a file was handed out, the file is forgotten (its memory is reused
-    while still in the CPU's caches; a value asked again reads and checks the file again).
+    Once every value of a local file was handed out, the file is forgotten (its memory is
+    reused while still in the CPU's caches; a value asked again reads and checks the file
+    again); on S3, where reading it again costs a request, it stays in the cache.
     Bigger files, and files read once and evicted before reuse: one ranged read per record;
     batches of those go through a thread pool on S3.
 
@@ -48,6 +49,7 @@ class RecordFetcher:
         self._storage = storage
         local = isinstance(storage, (LocalStorage, MemoryStorage))
         self._whole_limit = _WHOLE_FILE_LIMIT if local else _REMOTE_WHOLE_FILE_LIMIT
+        self._forget = local  # forget files once consumed where reading one again is cheap (not S3)
         self._cache: OrderedDict[str, EventFile] = OrderedDict()
         self._costs: dict[str, int] = {}
         self._cache_bytes = cache_bytes
@@ -168,7 +170,7 @@ class RecordFetcher:
             slot = slots.pop(pos, None)
             if slot is not None and slot[0] == length:
                 value: np.ndarray = file.blocks[slot[1]][slot[2]]
-                if not slots and file.complete:
+                if not slots and file.complete and self._forget:
                     self._drop(loc[0], file)
                 return value if slot[3] is None else value.reshape(slot[3])
         rec = file.records.get(pos)
@@ -210,7 +212,7 @@ class RecordFetcher:
                 slot = slots.pop(loc[1], None)
                 if slot is not None and slot[0] == loc[2]:
                     value: np.ndarray = file.blocks[slot[1]][slot[2]]
-                    if not slots and file.complete:
+                    if not slots and file.complete and self._forget:
                         self._drop(key, file)
                     return value if slot[3] is None else value.reshape(slot[3])
                 if slot is not None:

@@ -11,6 +11,7 @@ import struct
 import weakref
 from pathlib import Path
 
+import boto3
 import numpy as np
 import pytest
 
@@ -18,6 +19,7 @@ from sagemaker_debugger_ext._exceptions import CorruptRecordError
 from sagemaker_debugger_ext.exceptions import IndexReaderException
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
 from sagemaker_debugger_ext.modes import ModeKeys
+from sagemaker_debugger_ext.storage import S3Storage
 from sagemaker_debugger_ext.trials import create_trial
 from sagemaker_debugger_ext.trials._index import IndexFile, parse_index
 
@@ -190,3 +192,27 @@ def test_a_step_bigger_than_one_batch_is_copied_into_several(tmp_path: Path) -> 
     assert all(np.array_equal(got[n], values[n]) for n in values)
     bases = {id(v.base): v.base for v in got.values() if v.base is not None}
     assert len(bases) >= 3 and all(b.nbytes <= 120 << 10 for b in bases.values())
+
+
+def test_on_s3_a_step_read_again_costs_no_request(trial_dir: Path) -> None:
+    """Forgetting consumed files is for local trials: on S3 reading a file again is a GET, so a step
+    read twice (every value, the stored reduction too) is fetched once."""
+    from moto import mock_aws
+
+    write_training_end(trial_dir)
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-west-2")
+        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+        for p in sorted(trial_dir.rglob("*")):
+            if p.is_file():
+                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        gets: list[str] = []
+        client.meta.events.register(
+            "before-parameter-build.s3.GetObject", lambda params, **_: gets.append(params["Key"])
+        )
+        trial = create_trial(S3Storage("s3://bkt/run", client=client), **FAST)
+        gets.clear()
+        for _ in range(2):
+            assert _same(_read_all(trial, 1), _expected(1))
+            assert np.array_equal(trial.tensor("c").reduction_value(1, "max", abs=True), _value(NAMES[3], 1))
+        assert gets == ["run/events/000000000001/000000000001_worker_0.tfevents"]
