@@ -7,7 +7,8 @@ five reductions of each tensor, one call each, cost more than the arithmetic. He
 (``torch._foreach_copy_``) copies the tensors of a batch into a float64 workspace where each
 tensor starts a row of ``WIDTH`` values; each quantity is one call over all the rows
 (``amin``, ``sum``, ...) and one ``segment_reduce`` from rows to tensors. The calls per batch
-do not depend on the number of tensors.
+do not depend on the number of tensors (on CUDA the copy is one fused kernel when the batch's
+tensors share a dtype and their layout; otherwise torch copies them one kernel each).
 
 Values are those of the NumPy path: the workspace holds each value exactly in float64, sums
 (of values, absolute values and squares) accumulate in float64, min and max are exact and NaN
@@ -73,7 +74,7 @@ class _Layout:
 
 
 class Workspace:
-    """The float64 workspace of one device and the layouts of the batches it has reduced."""
+    """The float64 workspaces (one per device) and the layouts of the batches they have reduced."""
 
     def __init__(self) -> None:
         self._storage: dict[torch.device, torch.Tensor] = {}
