@@ -32,8 +32,10 @@ def _numpy_path(tensor: torch.Tensor, ops: list[tuple[str, bool]]) -> list[np.nd
         return compute_reductions(ops, float_view(array, dtype))
 
 
-def _device_path(tensors: list[torch.Tensor], ops: list[tuple[str, bool]]) -> list[list[np.ndarray]]:
-    table = reduce_tensors(tensors, ops).cpu().numpy()
+def _device_path(
+    tensors: list[torch.Tensor], ops: list[tuple[str, bool]], workspace: Workspace | None = None
+) -> list[list[np.ndarray]]:
+    table = reduce_tensors(tensors, ops, workspace).cpu().numpy()
     out = []
     for tensor, row in zip(tensors, table, strict=True):
         dtype = stored_dtype(tensor)
@@ -109,9 +111,9 @@ def test_one_batch_of_mixed_dtypes_shapes_and_strides_equals_the_numpy_path() ->
 
 
 def test_a_batch_larger_than_the_workspace_is_reduced_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """More values than a workspace holds: several parts; one tensor larger than the
-    workspace: a workspace of its own, not kept; the kept one is reused by the next batch,
-    whose padded tails (left over from the last) do not leak into its values."""
+    """More values than a workspace holds: several parts (a tensor larger than it in pieces);
+    the kept workspace is reused by the next batch, whose padded tails (left over from the
+    last) do not leak into its values."""
     monkeypatch.setattr(_batched, "MAX_VALUES", 4 * WIDTH)
     gen = torch.Generator().manual_seed(5)
     tensors = [torch.randn(n, generator=gen) * 3 + 1 for n in (700, 5, 3 * WIDTH, 9 * WIDTH + 17, 2, WIDTH)]
@@ -123,7 +125,52 @@ def test_a_batch_larger_than_the_workspace_is_reduced_in_parts(monkeypatch: pyte
         with np.errstate(over="ignore"):  # products beyond float32, stored as inf (as the NumPy path)
             got = [[np.asarray(v).astype(np.float32) for v in row] for row in table]
         _assert_equal_numpy_path(batch, got)
-    assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH  # the large one was not kept
+    assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_a_tensor_larger_than_the_workspace_is_reduced_in_pieces(
+    dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tensors of several workspaces each (contiguous, transposed, strided with gaps, with NaN
+    or inf in one piece, pieces of different means) beside small ones: every reduction equals
+    the NumPy path, and no workspace (kept or not) ever holds more than ``MAX_VALUES`` values
+    (before, such a tensor had a float64 workspace of its own size: 1.6 GB for 200 M values)."""
+    monkeypatch.setattr(_batched, "MAX_VALUES", 4 * WIDTH)
+    layouts = []
+    layout = Workspace.layout
+
+    def recorded(self: Workspace, tensors: list[torch.Tensor]) -> _batched._Layout:
+        layouts.append(layout(self, tensors))
+        return layouts[-1]
+
+    monkeypatch.setattr(Workspace, "layout", recorded)
+    gen = torch.Generator().manual_seed(11)
+    ramp = torch.linspace(-4, 9, 13 * WIDTH + 29)  # each piece its own mean: the variance's cross term
+    with_nan, with_inf = torch.randn(9 * WIDTH, generator=gen) * 2, torch.randn(3, 3 * WIDTH, generator=gen)
+    with_nan[7 * WIDTH + 3] = float("nan")
+    with_inf[2, 5] = float("inf")
+    wide, narrow = torch.randn(3, 9 * WIDTH + 7, generator=gen), torch.randn(40, 200, generator=gen) * 5
+    tensors = [
+        torch.tensor([-1.5, 2.0]),
+        (ramp + torch.randn(ramp.shape, generator=gen) * 1e-2).view(-1, 1),
+        with_nan,
+        torch.randn(700, generator=gen),
+        with_inf,
+        torch.randn(3 * WIDTH, 5, generator=gen).t(),  # no copy: the flat view of its transpose
+        wide[:, ::2],  # gaps, rows larger than the workspace: split along dim 0, then along dim 1
+        narrow[:, :150],  # gaps: ranges of 13 rows
+        1 + torch.randn(5 * WIDTH, generator=gen) * 1e-3,  # a finite product
+    ]
+    tensors = [t.to(dtype) for t in tensors]
+    workspace = Workspace()
+    _assert_equal_numpy_path(tensors, _device_path(tensors, ALL_OPS, workspace))
+    assert len(layouts) > 6
+    assert max(lay.buffer.numel() for lay in layouts) <= 4 * WIDTH
+    assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH
+    pieces = _batched._pieces(tensors[5], 4 * WIDTH)  # the transposed one: slices of its memory, no copy
+    assert [p.numel() for p in pieces] == [4 * WIDTH] * 3 + [3 * WIDTH]
+    assert {p.untyped_storage().data_ptr() for p in pieces} == {tensors[5].untyped_storage().data_ptr()}
 
 
 def test_a_workspace_made_under_inference_mode_serves_the_training_steps_after(tmp_path: Path) -> None:

@@ -17,10 +17,18 @@ another order than NumPy's. A row's unused tail (after a tensor's last value) is
 each quantity, to a value that does not change it (0 for sums, 1 for products, the tensor's
 first value for min and max, its mean for the variance).
 
-Memory: the workspace holds at most ``MAX_VALUES`` values (float64), or one tensor that is
-larger; a batch with more values is reduced in several parts. A workspace of at most
-``MAX_VALUES`` is kept for the next batch, with the layouts of the batches seen (which tensor
-goes where); a larger one is freed after use.
+Memory: the workspace holds at most ``MAX_VALUES`` values (float64, 32 MiB), whatever the
+inputs: a batch with more values is reduced in several parts, and a tensor with more is
+reduced in pieces of at most ``MAX_VALUES`` values (a 200 M-value embedding costs no 1.6 GB
+temporary). A piece is a slice of the tensor's flat view, without a copy, when its values lie
+densely in memory in some order of its dimensions (contiguous, transposed, channels-last:
+every reduction here ignores the values' order); otherwise (a strided view with gaps) a range
+of its first dimension, split again along the next one while still too large. Pieces are
+reduced as tensors of their own (more rows and segments of the same calls); their results are
+combined per tensor (min, max, sum, product, sum of squares directly; the variance by the
+exact parallel formula in float64, ``M2 = sum(M2_i) + sum(n_i (mean_i - mean)^2)``). The
+workspace is kept for the next batch with the layouts of the batches seen (which piece goes
+where).
 """
 
 from __future__ import annotations
@@ -94,9 +102,7 @@ class Workspace:
 
     def _new_layout(self, key: tuple[torch.device, tuple[torch.Size, ...]]) -> _Layout:
         device, shapes = key
-        needed = sum(-(-s.numel() // WIDTH) for s in shapes) * WIDTH
-        if needed > MAX_VALUES:  # one tensor larger than a kept workspace: its own, freed after use
-            return _Layout(shapes, torch.empty(needed, dtype=_F64, device=device))
+        needed = sum(-(-s.numel() // WIDTH) for s in shapes) * WIDTH  # at most MAX_VALUES (reduce_tensors)
         storage = self._storage.get(device)
         if storage is None or storage.numel() < needed:
             storage = self._storage[device] = torch.empty(needed, dtype=_F64, device=device)
@@ -113,25 +119,96 @@ def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspa
     ``(len(tensors), len(ops))`` float64 tensor on that device; no host transfer.
     ``workspace``: kept between calls (a fresh one when None)."""
     workspace = workspace or Workspace()
+    limit = max(1, MAX_VALUES // WIDTH) * WIDTH  # a piece's padded rows fit the workspace
+    pieces: list[torch.Tensor] = []
+    split: list[int] | None = None  # pieces per tensor, once a tensor is split
+    for i, tensor in enumerate(tensors):
+        if tensor.numel() <= limit:
+            pieces.append(tensor)
+            if split is not None:
+                split.append(1)
+            continue
+        if split is None:
+            split = [1] * i
+        before = len(pieces)
+        pieces.extend(_pieces(tensor, limit))
+        split.append(len(pieces) - before)
     parts: list[list[torch.Tensor]] = [[]]
     values = 0
-    for tensor in tensors:
-        n = -(-tensor.numel() // WIDTH) * WIDTH
+    for piece in pieces:
+        n = -(-piece.numel() // WIDTH) * WIDTH
         if parts[-1] and values + n > MAX_VALUES:
             parts.append([])
             values = 0
-        parts[-1].append(tensor)
+        parts[-1].append(piece)
         values += n
+    names = _quantities(ops)
     with torch.no_grad():
-        tables = [_reduce_part(workspace.layout(part), part, ops) for part in parts]
-    return tables[0] if len(tables) == 1 else torch.cat(tables)
+        found = [_reduce_part(workspace.layout(part), part, names) for part in parts]
+        q = found[0] if len(found) == 1 else {n: torch.cat([f[n] for f in found]) for n in names}
+        if split is not None:
+            q = _combine(q, torch.tensor(split, device=q["count"].device))
+        count = q["count"]
+        if "l2" in q:
+            q["l2"] = q["l2"].sqrt()
+        for name in names:
+            if name.endswith("variance"):
+                q[name] = q[name] / count
+        columns = []
+        for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+            value = q[name]
+            columns.append(value / count if how == "mean" else value.sqrt() if how == "sqrt" else value)
+        return torch.stack(columns, dim=1)
 
 
-def _reduce_part(layout: _Layout, tensors: Sequence[torch.Tensor], ops: Ops) -> torch.Tensor:
+def _pieces(tensor: torch.Tensor, limit: int) -> list[torch.Tensor]:
+    """``tensor``'s values as views of at most ``limit`` values each (see the module doc)."""
+    if tensor.numel() <= limit:
+        return [tensor]
+    order = sorted(range(tensor.dim()), key=tensor.stride, reverse=True)
+    dense = tensor.permute(order)
+    if dense.is_contiguous():  # no gaps: slices of the flat view
+        flat = dense.view(-1)
+        return [flat[i : i + limit] for i in range(0, flat.numel(), limit)]
+    rows = max(1, limit // (tensor.numel() // tensor.shape[0]))
+    if rows == 1:  # one index of the first dimension is already too large: split it too
+        return [p for i in range(tensor.shape[0]) for p in _pieces(tensor[i], limit)]
+    return [tensor[i : i + rows] for i in range(0, tensor.shape[0], rows)]
+
+
+def _quantities(ops: Ops) -> tuple[str, ...]:
+    """The base quantities ``ops`` derive from (see ``derivation``), with what they need."""
+    names = {derivation(op, is_abs)[1] for op, is_abs in ops}
+    names |= {n.removesuffix("variance") + "sum" for n in names if n.endswith("variance")}
+    return (*sorted(names), "count")
+
+
+def _combine(q: dict[str, torch.Tensor], split: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The pieces' quantities ``q`` combined per tensor (``split``: pieces per tensor)."""
+
+    def per_tensor(values: torch.Tensor, how: str) -> torch.Tensor:
+        return torch.segment_reduce(values, how, lengths=split, unsafe=True)
+
+    count = q["count"]
+    out = {"count": per_tensor(count, "sum")}
+    owner = torch.repeat_interleave(torch.arange(len(split), device=split.device), split, output_size=len(count))
+    for name, values in q.items():
+        base = name.removeprefix("abs_")
+        if base == "variance":  # M2 = sum(M2_i) + sum(n_i (mean_i - mean)^2), mean_i = sum_i / n_i
+            sums = q[name.removesuffix("variance") + "sum"]
+            mean = per_tensor(sums, "sum") / out["count"]
+            values = values + count * (sums / count - mean[owner]).square()
+        if base != "count":
+            out[name] = per_tensor(values, base if base in ("min", "max", "prod") else "sum")
+    return out
+
+
+def _reduce_part(layout: _Layout, tensors: Sequence[torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The quantities ``names`` of each of ``tensors`` (``variance``: the sum of squared
+    deviations, ``l2``: the sum of squares; divided and rooted by the caller)."""
     buffer, flat = layout.buffer, layout.buffer.view(-1)
     torch._foreach_copy_(layout.views, list(tensors))
-    names = {derivation(op, is_abs)[1] for op, is_abs in ops}
-    found: dict[str, torch.Tensor] = {}
+    found: dict[str, torch.Tensor] = {"count": layout.count}
     tail = ""  # what the rows' padded tails hold now: "", "0", "1", "first" or "mean"
 
     def set_tail(kind: str, mean: torch.Tensor | None = None) -> None:
@@ -167,12 +244,8 @@ def _reduce_part(layout: _Layout, tensors: Sequence[torch.Tensor], ops: Ops) -> 
             mean = found[prefix + "sum"] / layout.count
             set_tail("mean", mean)
             deviations = buffer - mean[layout.row_owner, None]
-            found[prefix + "variance"] = per_tensor(deviations.square_().sum(1), "sum") / layout.count
+            found[prefix + "variance"] = per_tensor(deviations.square_().sum(1), "sum")
     if "l2" in names:  # last: squares the workspace in place
         set_tail("0")
-        found["l2"] = per_tensor(buffer.square_().sum(1), "sum").sqrt_()
-    columns = []
-    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
-        value = found[name]
-        columns.append(value / layout.count if how == "mean" else value.sqrt() if how == "sqrt" else value)
-    return torch.stack(columns, dim=1)
+        found["l2"] = per_tensor(buffer.square_().sum(1), "sum")
+    return found

@@ -133,7 +133,12 @@ class DeviceReductions:
         for (ops, device), items in pending.items():
             try:
                 result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
-            except torch.OutOfMemoryError:  # no room for the workspace: these take the NumPy path
+            # What can still fail: the workspace (at most 32 MiB of float64, whatever the tensors'
+            # sizes) and, for variance and std, one temporary of its size; the results and the
+            # indexes are small. On CUDA that is torch.OutOfMemoryError: these tensors take the
+            # NumPy path (host copies). On CPU an allocation failure is a RuntimeError, raised
+            # from the step: at most 64 MiB, so the host itself is out of memory.
+            except torch.OutOfMemoryError:
                 _LOG.warning(
                     "no %s memory for the reductions of %d tensors: reduced from host copies", device, len(items)
                 )
