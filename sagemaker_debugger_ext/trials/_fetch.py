@@ -49,6 +49,7 @@ class RecordFetcher:
         self._storage = storage
         local = isinstance(storage, (LocalStorage, MemoryStorage))
         self._whole_limit = _WHOLE_FILE_LIMIT if local else _REMOTE_WHOLE_FILE_LIMIT
+        self._spent: tuple[bytes, list[np.ndarray]] | None = None
         self._forget = local  # forget files once consumed where reading one again is cheap (not S3)
         self._cache: OrderedDict[str, EventFile] = OrderedDict()
         self._costs: dict[str, int] = {}
@@ -195,6 +196,9 @@ class RecordFetcher:
             self._prev_key, self._prev_file = None, None
         elif self._prev_file is file:
             self._prev_key, self._prev_file = None, None
+        # held until the next file is forgotten: its memory is then free below the heap's top for the
+        # file after, instead of the top shrinking and growing at every file (pages faulted in again)
+        self._spent = (file.data, file.blocks)
         file.blocks = []
 
     def _grow(self, key: str, cost: int) -> None:

@@ -122,22 +122,24 @@ def _same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> bool:
 
 
 def test_batches_are_freed_once_every_value_of_a_file_is_handed_out(trial_dir: Path) -> None:
-    """Read step by step, the reader keeps no step's values once handed out (they are the caller's)."""
+    """Read step by step, the reader keeps no consumed step's values (they are the caller's): a
+    file's memory is released by the time the next file is consumed; a file with a stored value not
+    yet asked (a reduction) is kept for it."""
     write_training_end(trial_dir)
     trial = create_trial(trial_dir, **FAST)
     values = _read_all(trial, 0)
     assert _same(values, _expected(0))
-    block = weakref.ref(values["c"].base)  # the batch the step's values were copied into
+    first = weakref.ref(values["c"].base)  # the batch the step's values were copied into
     assert np.array_equal(trial.tensor("c").reduction_value(0, "max", abs=True), _value(NAMES[3], 0))
     del values
-    gc.collect()
-    assert block() is None
     kept = _read_all(trial, 1)  # a stored reduction not asked for: the file is kept for it
-    block = weakref.ref(kept["c"].base)
+    second = weakref.ref(kept["c"].base)
     del kept
     gc.collect()
-    assert block() is not None
+    assert second() is not None
     assert np.array_equal(trial.tensor("c").reduction_value(1, "max", abs=True), _value(NAMES[3], 1))
+    gc.collect()
+    assert first() is None
 
 
 def test_a_value_asked_again_is_read_and_checked_again(trial_dir: Path) -> None:
