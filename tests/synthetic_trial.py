@@ -79,3 +79,16 @@ def evaluation_passes(shares: list[float], n: int, seed: int = 0) -> tuple[dict[
         steps[2 * e], modes[2 * e] = {"labels": y, "predictions": y}, (ModeKeys.TRAIN, e)
         steps[2 * e + 1], modes[2 * e + 1] = {"labels": y[order], "predictions": p[order]}, (ModeKeys.EVAL, e)
     return steps, modes
+
+
+def upload_to_moto(folder: Path, bucket: str = "bkt", prefix: str = "run") -> Any:
+    """Inside ``moto.mock_aws()``: a us-west-2 S3 client with ``bucket`` holding every file under
+    ``folder`` at ``<prefix>/<relative path>`` (a trial read back from ``s3://bucket/prefix``)."""
+    import boto3
+
+    client = boto3.client("s3", region_name="us-west-2")
+    client.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            client.put_object(Bucket=bucket, Key=f"{prefix}/{p.relative_to(folder).as_posix()}", Body=p.read_bytes())
+    return client

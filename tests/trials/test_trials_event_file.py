@@ -8,9 +8,9 @@ import json
 import struct
 from pathlib import Path
 
-import boto3
 import numpy as np
 import pytest
+from synthetic_trial import upload_to_moto
 
 from sagemaker_debugger_ext._exceptions import CorruptRecordError
 from sagemaker_debugger_ext.format import StepWriter, write_collections_file, write_training_end
@@ -154,11 +154,7 @@ def test_s3_reads_each_event_file_with_one_get(trial_dir: Path) -> None:
     from moto import mock_aws
 
     with mock_aws():
-        client = boto3.client("s3", region_name="us-west-2")
-        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-        for p in sorted(trial_dir.rglob("*")):
-            if p.is_file():
-                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        client = upload_to_moto(trial_dir)
         gets: list[tuple[str, str | None]] = []
         client.meta.events.register(
             "before-parameter-build.s3.GetObject", lambda params, **_: gets.append((params["Key"], params.get("Range")))
@@ -187,11 +183,7 @@ def test_s3_event_file_bigger_than_its_index_says_is_read_by_records(trial_dir: 
     event = trial_dir / "events/000000000001/000000000001_worker_0.tfevents"
     event.write_bytes(event.read_bytes() + bytes(3 << 20))
     with mock_aws():
-        client = boto3.client("s3", region_name="us-west-2")
-        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-        for p in sorted(trial_dir.rglob("*")):
-            if p.is_file():
-                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        client = upload_to_moto(trial_dir)
         gets: list[str | None] = []
         client.meta.events.register(
             "before-parameter-build.s3.GetObject", lambda params, **_: gets.append(params.get("Range"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic_trial import upload_to_moto
 
 from sagemaker_debugger_ext._exceptions import CorruptRecordError, PathEscapeError, TruncatedRecordError
 from sagemaker_debugger_ext.exceptions import IndexReaderException
@@ -285,16 +286,11 @@ def test_files_are_read_whole_whatever_their_size(trial_dir: Path) -> None:
 def test_s3_ranged_reads_check_the_real_size(trial_dir: Path, length: int, start: int) -> None:
     """Item 1 on S3: a length past the object's end is refused (HEAD first for big ones) and
     a range past the end (InvalidRange) is a truncated record, not StorageError or MemoryError."""
-    import boto3
     from moto import mock_aws
 
     _edit_index(trial_dir, INDEX, lambda d: d["tensor_payload"][0].update(length=length, start_idx=start))
     with mock_aws():
-        client = boto3.client("s3", region_name="us-west-2")
-        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-        for p in sorted(trial_dir.rglob("*")):
-            if p.is_file():
-                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        upload_to_moto(trial_dir)
         trial = create_trial("s3://bkt/run", **FAST)
         with pytest.raises(
             TruncatedRecordError, match=r"s3://bkt/run/events/000000000001/000000000001_worker_0.tfevents is truncated"

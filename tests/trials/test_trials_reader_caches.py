@@ -11,9 +11,9 @@ import struct
 import weakref
 from pathlib import Path
 
-import boto3
 import numpy as np
 import pytest
+from synthetic_trial import upload_to_moto
 
 from sagemaker_debugger_ext._exceptions import CorruptRecordError
 from sagemaker_debugger_ext.exceptions import IndexReaderException
@@ -203,11 +203,7 @@ def test_on_s3_a_step_read_again_costs_no_request(trial_dir: Path) -> None:
 
     write_training_end(trial_dir)
     with mock_aws():
-        client = boto3.client("s3", region_name="us-west-2")
-        client.create_bucket(Bucket="bkt", CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
-        for p in sorted(trial_dir.rglob("*")):
-            if p.is_file():
-                client.put_object(Bucket="bkt", Key=f"run/{p.relative_to(trial_dir).as_posix()}", Body=p.read_bytes())
+        client = upload_to_moto(trial_dir)
         gets: list[str] = []
         client.meta.events.register(
             "before-parameter-build.s3.GetObject", lambda params, **_: gets.append(params["Key"])
