@@ -1,7 +1,9 @@
 """Stand-in rule-container module for local-mode tests (CONTRACTS §E flags).
 
 Rule names: 'NaNStop' (IssuesFound + stop file at the first NaN 'loss'), 'Crash' (raises),
-anything else: NoIssuesFound at the end of training.
+anything else: NoIssuesFound at the end of training. It follows the trial as a rule container
+does: it polls for new event files every 20 ms until the end-of-training marker appears, and
+gives up with an Error status after ``STANDIN_RULE_DEADLINE_S`` (default 300) seconds without it.
 """
 
 import argparse
@@ -46,8 +48,12 @@ def main():
     trial = Path(a.trial_path)
     seen = set()
     fired = False
+    deadline = time.monotonic() + float(os.environ.get("STANDIN_RULE_DEADLINE_S", "300"))
     while True:
         ended = (trial / "training_job_end.ts").exists()
+        if not ended and time.monotonic() > deadline:
+            _status(a.status_file, "Error", "no end-of-training marker before the stand-in's deadline")
+            return 1
         for f in sorted(trial.glob("events/*/*.tfevents")):
             if f in seen:
                 continue
@@ -63,7 +69,7 @@ def main():
                         _atomic(a.stop_file, {"RuleConfigurationName": a.rule_name, "Reason": f"NaN found in {f.name}"})
         if ended:
             break
-        time.sleep(0.02)
+        time.sleep(0.02)  # the poll interval of the loop above, bounded by its deadline
     (Path(a.output_dir) / "report.json").write_text(json.dumps({"files": len(seen), "params": params}))
     if not fired:
         _status(a.status_file, "NoIssuesFound")
