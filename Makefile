@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SMDEBUG_VENV := .venv-smdebug
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench fuzz venv smdebug-venv mxnet-venv sdk3-venv clean lint notebooks
+.PHONY: demo test bench gpu-check fuzz venv smdebug-venv mxnet-venv sdk3-venv clean lint notebooks
 
 $(STAMP): setup.py setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -91,6 +91,11 @@ notebooks: $(STAMP)
 
 bench: $(STAMP) smdebug-venv
 	$(PY) -m benchmarks
+
+# On a machine with a CUDA GPU: the tests marked gpu (skipped elsewhere) and the GPU benchmark.
+gpu-check: $(STAMP)
+	$(PY) -m pytest -p no:cacheprovider -m gpu tests -q
+	$(PY) -m benchmarks lm_gpu
 
 # Pinned linters; their configuration is in pyproject.toml.
 LINT_TOOLS := ruff==0.17.6 import-linter==2.16 mypy==2.4.1

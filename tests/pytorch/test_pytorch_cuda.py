@@ -1,0 +1,167 @@
+"""The PyTorch hook on CUDA tensors (skipped without a CUDA device; run them with ``make gpu-check``).
+
+Reductions-only tensors are reduced on the GPU (``_batched_reductions``: the same code as on
+CPU, with CUDA kernels) and only their scalars cross to the host, without blocking, into pinned
+memory; raw tensors are copied to the host. Every value is compared with the NumPy path on host
+copies taken at the same time. CUDA sums in another order than NumPy (and than the CPU path):
+a value stored in float32 or float16 may differ in its last bit (docs/reductions in
+``_device_reductions``), so sums, means, norms and deviations are compared to one unit in the
+last place of the stored dtype; min and max are exact.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from test_pytorch_device_reductions import ALL_OPS, DTYPES, WIDTH, _numpy_path, _tensors
+
+from sagemaker_debugger_ext.hooks import TrainingContext
+from sagemaker_debugger_ext.hooks.pytorch import _batched_reductions as _batched
+from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import Workspace
+from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
+from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+from sagemaker_debugger_ext.trials import create_trial
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+]
+CUDA = torch.device("cuda")
+
+
+def _assert_as_numpy_path(tensors: list[torch.Tensor], table: torch.Tensor) -> None:
+    """``table`` (``reduce_tensors``' result for ``tensors``, on CUDA) equals the NumPy path's
+    values of each tensor's host copy, to the last place of the stored dtype."""
+    assert table.device.type == "cuda" and table.dtype == torch.float64
+    for tensor, row in zip(tensors, table.cpu().numpy(), strict=True):
+        dtype = stored_dtype(tensor)
+        assert dtype is not None
+        for (op, is_abs), value, want in zip(ALL_OPS, row, _numpy_path(tensor.cpu(), ALL_OPS), strict=True):
+            with np.errstate(over="ignore"):
+                got = np.asarray(value).astype(dtype)
+            assert got.dtype == want.dtype, (op, is_abs)
+            message = f"{tensor.dtype} {tuple(tensor.shape)} {op} abs={is_abs}"
+            if op in ("min", "max"):
+                np.testing.assert_array_equal(got, want, err_msg=message)
+            else:
+                rtol = 1e-12 if dtype == np.float64 else float(np.finfo(dtype).eps)
+                np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True, err_msg=message)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cuda_reductions_equal_the_numpy_path(dtype: torch.dtype) -> None:
+    """Every op of float32, float64, float16 and bfloat16 CUDA tensors with inf, NaN and
+    values whose squares overflow the dtype, batched together: the result stays on the GPU."""
+    tensors = [t.to(CUDA) for t in _tensors(dtype)]
+    _assert_as_numpy_path(tensors, reduce_tensors(tensors, ALL_OPS))
+
+
+def test_cuda_batch_of_mixed_dtypes_strides_and_float8() -> None:
+    """One batch: every float dtype, a transposed tensor, a parameter, whole rows, float8."""
+    gen = torch.Generator().manual_seed(3)
+    tensors = [torch.randn(300, 257, generator=gen).t(), torch.nn.Parameter(torch.randn(2 * WIDTH, generator=gen))]
+    tensors += [(torch.randn(WIDTH + 1, generator=gen) * 50 - 3).to(d) for d in DTYPES]
+    tensors += [torch.tensor([-7.0]), torch.randn(4, WIDTH, generator=gen).to(torch.float16)]
+    for name in ("float8_e5m2", "float8_e4m3fn"):
+        if (fp8 := getattr(torch, name, None)) is not None:
+            tensors.append((torch.randn(1000, generator=gen) * 4).to(fp8))
+    tensors = [t.to(CUDA) for t in tensors]
+    table = reduce_tensors(tensors, ALL_OPS)
+    assert not table.requires_grad
+    _assert_as_numpy_path(tensors, table)
+
+
+def test_cuda_tensors_larger_than_the_workspace_are_reduced_in_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts and pieces on the GPU (``segment_reduce`` and the parallel variance there); the
+    kept workspace is reused by the next batches and never holds more than ``MAX_VALUES``."""
+    monkeypatch.setattr(_batched, "MAX_VALUES", 4 * WIDTH)
+    gen = torch.Generator().manual_seed(11)
+    ramp = torch.linspace(-4, 9, 13 * WIDTH + 29)
+    with_nan = torch.randn(9 * WIDTH, generator=gen) * 2
+    with_nan[7 * WIDTH + 3] = float("nan")
+    wide = torch.randn(3, 9 * WIDTH + 7, generator=gen)
+    tensors = [
+        torch.tensor([-1.5, 2.0]),
+        (ramp + torch.randn(ramp.shape, generator=gen) * 1e-2).view(-1, 1),
+        with_nan,
+        torch.randn(3 * WIDTH, 5, generator=gen).t(),
+        wide[:, ::2],
+        torch.randn(700, generator=gen),
+    ]
+    workspace = Workspace()
+    for batch in (tensors, [-t for t in tensors], [t.to(torch.bfloat16) for t in tensors]):
+        batch = [t.to(CUDA) for t in batch]
+        _assert_as_numpy_path(batch, reduce_tensors(batch, ALL_OPS, workspace))
+    assert set(workspace._storage) == {torch.device("cuda", torch.cuda.current_device())}
+    assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH
+
+
+def _net() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to(CUDA)
+
+
+def test_hook_on_cuda_reduces_on_the_gpu_and_copies_only_scalars(tmp_path: Path) -> None:
+    """A model trained on the GPU: weights at each step's start and gradients as backward
+    delivers them (before clipping changes them in place) are stored as the NumPy path
+    computes them from host copies taken then; only the scalars reach the host."""
+    ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
+    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2)).to(CUDA)
+    expected: dict[tuple[str, int], list[np.ndarray]] = {}
+    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    for step in range(3):
+        for p, name in names.items():
+            expected[name, step] = _numpy_path(p.detach().cpu(), ops)
+        opt.zero_grad()
+        net(x).square().mean().backward()
+        for p, name in names.items():
+            expected[f"gradient/{name}", step] = _numpy_path(p.grad.cpu(), ops)
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)
+        opt.step()
+    host_bytes = hook._device_reductions.host_bytes
+    hook.close()
+    assert hook._writer.arenas.bytes_copied == 0
+    assert host_bytes == 3 * 8 * len(ops) * 8  # 4 parameters + 4 gradients, 6 float64 each, 3 steps
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 1, 2]
+    for (name, step), want in expected.items():
+        stored = trial.tensor(name).reduction_values(step)
+        for key, w in zip(ops, want, strict=True):
+            if key[0] in ("min", "max"):
+                np.testing.assert_array_equal(stored[key], w, err_msg=f"{name} step {step} {key}")
+            else:
+                np.testing.assert_allclose(stored[key], w, rtol=float(np.finfo(np.float32).eps), atol=0,
+                                           err_msg=f"{name} step {step} {key}")  # fmt: skip
+
+
+def test_hook_on_cuda_saves_raw_tensors_from_host_copies(tmp_path: Path) -> None:
+    """Raw weights, gradients and outputs of a model on the GPU are the values at their time."""
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1),
+                include_collections=["weights", "gradients"], include_regex=["2_output_0"],
+                context=TrainingContext())  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2)).to(CUDA)
+    want = {}
+    for step in range(2):
+        want["Sequential_0.weight", step] = net[0].weight.detach().cpu().numpy().copy()
+        opt.zero_grad()
+        out = net(x)
+        want["2_output_0", step] = out.detach().cpu().numpy().copy()
+        out.square().mean().backward()
+        want["gradient/Sequential_0.weight", step] = net[0].weight.grad.cpu().numpy().copy()
+        opt.step()
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for (name, step), value in want.items():
+        np.testing.assert_array_equal(trial.tensor(name).value(step), value, err_msg=f"{name} step {step}")
