@@ -39,7 +39,7 @@ import torch
 
 from .._device_plan import Ops, derivation
 
-__all__ = ["MAX_VALUES", "WIDTH", "Workspace", "reduce_tensors"]
+__all__ = ["MAX_VALUES", "WIDTH", "Workspace", "dense_flat", "derive", "quantities", "reduce_tensors"]
 
 _F64 = torch.float64
 #: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
@@ -142,33 +142,46 @@ def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspa
             values = 0
         parts[-1].append(piece)
         values += n
-    names = _quantities(ops)
+    names = quantities(ops)
     with torch.no_grad():
         found = [_reduce_part(workspace.layout(part), part, names) for part in parts]
         q = found[0] if len(found) == 1 else {n: torch.cat([f[n] for f in found]) for n in names}
         if split is not None:
             q = _combine(q, torch.tensor(split, device=q["count"].device))
-        count = q["count"]
-        if "l2" in q:
-            q["l2"] = q["l2"].sqrt()
-        for name in names:
-            if name.endswith("variance"):
-                q[name] = q[name] / count
-        columns = []
-        for how, name in (derivation(op, is_abs) for op, is_abs in ops):
-            value = q[name]
-            columns.append(value / count if how == "mean" else value.sqrt() if how == "sqrt" else value)
-        return torch.stack(columns, dim=1)
+        return derive(q, ops)
+
+
+def derive(q: dict[str, torch.Tensor], ops: Ops) -> torch.Tensor:
+    """The ``(tensors, len(ops))`` table of ``ops`` from the base quantities ``q`` of each
+    tensor (``count``; ``l2``: the sum of squares; ``variance``: the sum of squared deviations;
+    see ``derivation``); ``q`` is changed."""
+    count = q["count"]
+    if "l2" in q:
+        q["l2"] = q["l2"].sqrt()
+    for name in list(q):
+        if name.endswith("variance"):
+            q[name] = q[name] / count
+    columns = []
+    for how, name in (derivation(op, is_abs) for op, is_abs in ops):
+        value = q[name]
+        columns.append(value / count if how == "mean" else value.sqrt() if how == "sqrt" else value)
+    return torch.stack(columns, dim=1)
+
+
+def dense_flat(tensor: torch.Tensor) -> torch.Tensor | None:
+    """``tensor``'s values as a flat view in some order of its dimensions (no copy), or None
+    when they do not lie densely in memory (a strided view with gaps)."""
+    order = sorted(range(tensor.dim()), key=tensor.stride, reverse=True)
+    dense = tensor.permute(order)
+    return dense.view(-1) if dense.is_contiguous() else None
 
 
 def _pieces(tensor: torch.Tensor, limit: int) -> list[torch.Tensor]:
     """``tensor``'s values as views of at most ``limit`` values each (see the module doc)."""
     if tensor.numel() <= limit:
         return [tensor]
-    order = sorted(range(tensor.dim()), key=tensor.stride, reverse=True)
-    dense = tensor.permute(order)
-    if dense.is_contiguous():  # no gaps: slices of the flat view
-        flat = dense.view(-1)
+    flat = dense_flat(tensor)
+    if flat is not None:  # no gaps: slices of the flat view
         return [flat[i : i + limit] for i in range(0, flat.numel(), limit)]
     rows = max(1, limit // (tensor.numel() // tensor.shape[0]))
     if rows == 1:  # one index of the first dimension is already too large: split it too
@@ -176,7 +189,7 @@ def _pieces(tensor: torch.Tensor, limit: int) -> list[torch.Tensor]:
     return [tensor[i : i + rows] for i in range(0, tensor.shape[0], rows)]
 
 
-def _quantities(ops: Ops) -> tuple[str, ...]:
+def quantities(ops: Ops) -> tuple[str, ...]:
     """The base quantities ``ops`` derive from (see ``derivation``), with what they need."""
     names = {derivation(op, is_abs)[1] for op, is_abs in ops}
     names |= {n.removesuffix("variance") + "sum" for n in names if n.endswith("variance")}
