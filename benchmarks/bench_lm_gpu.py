@@ -12,16 +12,22 @@ a few milliseconds of kernel launches), ``lm10x`` and ``lm100m`` (8 layers of wi
 median over repeats; ``..._floor_overhead_gpu`` beside each. ``lm100m_host_bytes_per_step_gpu``:
 bytes the hook copied from the GPU to the host per step (the scalars only).
 ``lm100m_reduce_ms_gpu``: GPU time of one batch's reductions (all ~100 M parameters, the
-reductions above), median of CUDA-event timings, and ``lm100m_reduce_gb_s_gpu`` the parameters'
-own bytes over it (each value read once: the least any reduction moves). Without a CUDA
+reductions above) as the hook computes them (tensors of a million values or more in one pass,
+``_fused_reductions``), median of CUDA-event timings, and ``lm100m_reduce_gb_s_gpu`` the
+parameters' own bytes over it (each value read once: the least any reduction moves);
+``..._batched`` the same for the batched path alone (every tensor through the float64
+workspace), and ``lm100m_reductions_overhead_gpu_batched`` the hook's overhead with it, in the
+same run. Without a CUDA
 device the benchmark reports ``lm_reductions_overhead_gpu_note`` and nothing else, so ``make
 bench`` on a machine without a GPU says so. ``make gpu-check`` runs it with the CUDA tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from .bench_lm import REPEATS, _bytes_per_step, _model, _overhead, _reductions
@@ -50,8 +56,26 @@ def run() -> dict[str, object]:
             torch.cuda.empty_cache()
         _, host = _bytes_per_step(tmp / "bytes-100m", raw=False, size="lm100m", steps=3, device="cuda")
         out["lm100m_host_bytes_per_step_gpu"] = round(host)
+        with _batched_only():
+            pairs = [_overhead(tmp, r, "lm100m", cycles=4, block=2, device="cuda") for r in range(2)]
+        out["lm100m_reductions_overhead_gpu_batched"] = round(statistics.median(p[0] for p in pairs), 4)
     out.update(_reduce_time("lm100m"))
+    with _batched_only():
+        out.update({f"{k}_batched": v for k, v in _reduce_time("lm100m").items()})
     return out
+
+
+@contextlib.contextmanager
+def _batched_only() -> Iterator[None]:
+    """The hook's reductions without the fused kernel (every tensor through the batched path)."""
+    from sagemaker_debugger_ext.hooks.pytorch import _fused_reductions
+
+    saved = _fused_reductions.MIN_VALUES
+    _fused_reductions.MIN_VALUES = 1 << 62
+    try:
+        yield
+    finally:
+        _fused_reductions.MIN_VALUES = saved
 
 
 def _reduce_time(size: str, repeats: int = 10) -> dict[str, float]:
@@ -59,16 +83,17 @@ def _reduce_time(size: str, repeats: int = 10) -> dict[str, float]:
     the parameters' own bytes."""
     import torch
 
-    from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import Workspace, reduce_tensors
+    from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import Workspace
+    from sagemaker_debugger_ext.hooks.pytorch._fused_reductions import reduce_mixed
 
     tensors = [p.detach() for p in _model(size).cuda().parameters()]
     ops, workspace = _reductions().all_reductions, Workspace()
-    reduce_tensors(tensors, ops, workspace)  # warm: the workspace and its layouts
+    reduce_mixed(tensors, ops, workspace)  # warm: the workspace, its layouts, the kernel's compilation
     times = []
     for _ in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        reduce_tensors(tensors, ops, workspace)
+        reduce_mixed(tensors, ops, workspace)
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))

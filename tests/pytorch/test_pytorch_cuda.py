@@ -20,6 +20,7 @@ from test_pytorch_device_reductions import ALL_OPS, DTYPES, WIDTH, _numpy_path, 
 
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks.pytorch import _batched_reductions as _batched
+from sagemaker_debugger_ext.hooks.pytorch import _fused_reductions as _fused
 from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import Workspace
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
@@ -99,15 +100,47 @@ def test_cuda_tensors_larger_than_the_workspace_are_reduced_in_pieces(monkeypatc
     assert max(s.numel() for s in workspace._storage.values()) <= 4 * WIDTH
 
 
+def test_large_cuda_tensors_take_the_fused_kernel_and_equal_the_numpy_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tensors from ``MIN_VALUES`` values (every supported dtype, NaN, inf, a transposed one, a
+    last block shorter than ``BLOCK``) are read once by the Triton kernel; a strided view with
+    gaps, small tensors and float8 take the batched path; the table is in the tensors' order."""
+    gen = torch.Generator().manual_seed(5)
+    big = (1 << 20) + 3  # the default threshold, with a short last block
+    with_nan, with_inf = torch.randn(big, generator=gen), torch.randn(5000, generator=gen) * 7
+    with_nan[123_457] = float("nan")
+    with_inf[17] = float("-inf")
+    tensors = [
+        torch.tensor([0.25, -3.0]),
+        with_nan,
+        (torch.randn(3 * _fused.BLOCK + 5, generator=gen) * 1e3).to(torch.float16),
+        with_inf,
+        torch.randn(90, 70, generator=gen).to(torch.bfloat16).t(),  # dense, transposed
+        torch.randn(80, 90, generator=gen)[:, ::2],  # gaps: the batched path
+        (torch.randn(6000, generator=gen) * 1e-3 + 5).double(),
+        torch.randn(700, generator=gen),
+    ]
+    tensors = [t.to(CUDA) for t in tensors]
+    monkeypatch.setattr(_fused, "MIN_VALUES", 3000)
+    assert [_fused._fusable(t) is not None for t in tensors] == [False, True, True, True, True, False, True, False]
+    table = _fused.reduce_mixed(tensors, tuple(ALL_OPS))
+    assert _fused._kernel() is not None and not _fused._failed  # the kernel ran, it did not fall back
+    _assert_as_numpy_path(tensors, table)
+
+
 def _net() -> torch.nn.Module:
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to(CUDA)
 
 
-def test_hook_on_cuda_reduces_on_the_gpu_and_copies_only_scalars(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fused", [False, True], ids=["batched", "fused"])
+def test_hook_on_cuda_reduces_on_the_gpu_and_copies_only_scalars(
+    tmp_path: Path, fused: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A model trained on the GPU: weights at each step's start and gradients as backward
     delivers them (before clipping changes them in place) are stored as the NumPy path
-    computes them from host copies taken then; only the scalars reach the host."""
+    computes them from host copies taken then; only the scalars reach the host. ``fused``:
+    every tensor of 100 values or more takes the fused kernel."""
+    monkeypatch.setattr(_fused, "MIN_VALUES", 100 if fused else 1 << 40)
     ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,

@@ -34,10 +34,11 @@ def _train(model: nn.Module, out: Path, steps: int = 2) -> dict[int, dict[str, n
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     seen = {}
     for step in range(steps):
-        seen[step] = {n: (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().clone().numpy()
+        seen[step] = {n: (p.full_tensor() if hasattr(p, "full_tensor") else p).detach().clone().cpu().numpy()
                       for n, p in model.named_parameters()}  # fmt: skip
         opt.zero_grad()
-        model(torch.ones(3, 4)).sum().backward()
+        device = next(model.parameters()).device  # fully_shard moves the model to a GPU where there is one
+        model(torch.ones(3, 4, device=device)).sum().backward()
         opt.step()
     hook.close()
     return seen

@@ -56,18 +56,18 @@ def _train(model: torch.nn.Module, hook: smd.Hook, steps: int) -> dict[int, dict
     seen: dict[int, dict[str, np.ndarray]] = {}
     cls = model._get_name()  # smdebug: the registered module's class, wrappers included
     for step in range(steps):
-        snap = {f"{cls}_{n}": p.detach().float().numpy().copy() for n, p in model.named_parameters()}
+        snap = {f"{cls}_{n}": p.detach().float().cpu().numpy().copy() for n, p in model.named_parameters()}
         opt.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
         snap.update(
             {
-                f"gradient/{cls}_{n}": p.grad.float().numpy().copy()
+                f"gradient/{cls}_{n}": p.grad.float().cpu().numpy().copy()
                 for n, p in model.named_parameters()
                 if p.grad is not None
             }
         )
-        snap["CrossEntropyLoss_output_0"] = loss.detach().float().numpy().copy()
+        snap["CrossEntropyLoss_output_0"] = loss.detach().float().cpu().numpy().copy()
         seen[step] = snap
         opt.step()
     hook.close()
@@ -168,8 +168,12 @@ def test_dataparallel_wrapper_names_as_smdebug(tmp_path: Path) -> None:
     assert "DataParallel_module.fc2.weight" in dp.tensor_names()
     assert "gradient/DataParallel_module.fc1.bias" in dp.tensor_names()
     assert "module.relu_output_0" in dp.tensor_names(collection="relu_output")
-    np.testing.assert_array_equal(
-        dp.tensor("DataParallel_module.fc2.weight").value(1), plain.tensor("MLP_fc2.weight").value(1)
+    # with one GPU, DataParallel trains its module there (the bare model trains on CPU): rounding differs
+    np.testing.assert_allclose(
+        dp.tensor("DataParallel_module.fc2.weight").value(1),
+        plain.tensor("MLP_fc2.weight").value(1),
+        rtol=0 if not torch.cuda.is_available() else 1e-5,
+        atol=0 if not torch.cuda.is_available() else 1e-6,
     )
 
 

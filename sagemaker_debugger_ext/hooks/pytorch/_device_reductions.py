@@ -3,7 +3,8 @@
 When every due collection of a tensor saves reductions only (no raw tensor, no TensorBoard
 histogram), the PyTorch hook does not copy the tensor to host memory: it reduces it where it
 lives (CPU or CUDA), all the tensors of a batch (a step's parameters, its gradients) in a few
-torch calls (``_batched_reductions``), keeps the results on the device as one small float64
+torch calls (``_batched_reductions``; on CUDA, tensors of a million values or more in one
+pass each, ``_fused_reductions``), keeps the results on the device as one small float64
 tensor per batch,
 and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
 step's end waits for the copy only). The writer thread then only encodes scalars.
@@ -34,6 +35,7 @@ from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
+from ._fused_reductions import reduce_mixed
 from ._tensors import tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
@@ -132,7 +134,7 @@ class DeviceReductions:
         pending, self._pending = self._pending, {}
         for (ops, device), items in pending.items():
             try:
-                result = reduce_tensors([t for _, t, _ in items], ops, self._workspace)
+                result = reduce_mixed([t for _, t, _ in items], ops, self._workspace)
             # What can still fail: the workspace (at most 32 MiB of float64, whatever the tensors'
             # sizes) and, for variance and std, one temporary of its size; the results and the
             # indexes are small. On CUDA that is torch.OutOfMemoryError: these tensors take the
