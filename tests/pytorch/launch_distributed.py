@@ -24,6 +24,8 @@ def torchrun(script: Path, *args: str, python: Path | None = None, timeout_s: in
         k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_", "RANK", "WORLD_SIZE"))
     }
     env.update(OMP_NUM_THREADS="1", PYTHONPATH=str(REPO) if ours else "", TORCH_CPP_LOG_LEVEL="ERROR")
+    # two CPU ranks (gloo) also on a GPU machine: fully_shard's default mesh would put rank 1 on a second GPU
+    env["CUDA_VISIBLE_DEVICES"] = ""
     argv = [str(python or sys.executable), "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
             str(script), *args]  # fmt: skip
     # its own session: on a timeout the whole group (torchrun and both ranks) is killed

@@ -115,11 +115,12 @@ def test_large_cuda_tensors_take_the_fused_kernel_and_equal_the_numpy_path(monke
         (torch.randn(3 * _fused.BLOCK + 5, generator=gen) * 1e3).to(torch.float16),
         with_inf,
         torch.randn(90, 70, generator=gen).to(torch.bfloat16).t(),  # dense, transposed
-        torch.randn(80, 90, generator=gen)[:, ::2],  # gaps: the batched path
+        torch.randn(80, 90, generator=gen),  # with gaps once on the GPU (below): the batched path
         (torch.randn(6000, generator=gen) * 1e-3 + 5).double(),
         torch.randn(700, generator=gen),
     ]
     tensors = [t.to(CUDA) for t in tensors]
+    tensors[5] = tensors[5][:, ::2]  # a copy to the GPU is dense: the gaps are made there
     monkeypatch.setattr(_fused, "MIN_VALUES", 3000)
     assert [_fused._fusable(t) is not None for t in tensors] == [False, True, True, True, True, False, True, False]
     table = _fused.reduce_mixed(tensors, tuple(ALL_OPS))

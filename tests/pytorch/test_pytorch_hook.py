@@ -58,7 +58,8 @@ def _train(model: torch.nn.Module, hook: smd.Hook, steps: int) -> dict[int, dict
     for step in range(steps):
         snap = {f"{cls}_{n}": p.detach().float().cpu().numpy().copy() for n, p in model.named_parameters()}
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        out = model(x)  # on the GPU when DataParallel has one
+        loss = loss_fn(out, y.to(out.device))
         loss.backward()
         snap.update(
             {
