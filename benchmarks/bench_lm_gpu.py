@@ -19,7 +19,8 @@ parameters' own bytes over it (each value read once: the least any reduction mov
 workspace), and ``lm100m_reductions_overhead_gpu_batched`` the hook's overhead with it, in the
 same run. Without a CUDA
 device the benchmark reports ``lm_reductions_overhead_gpu_note`` and nothing else, so ``make
-bench`` on a machine without a GPU says so. ``make gpu-check`` runs it with the CUDA tests.
+bench`` on a machine without a GPU says so. ``make gpu-check`` runs it with the CUDA tests; the
+figures of the runs on a lent H100 are kept in ``benchmarks/results_gpu.json``.
 """
 
 from __future__ import annotations
