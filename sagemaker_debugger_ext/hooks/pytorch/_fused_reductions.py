@@ -25,6 +25,7 @@ tests use where Triton is installed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Sequence
@@ -107,11 +108,14 @@ def fused_quantities(flats: Sequence[torch.Tensor], names: Sequence[str], plan: 
     device, supported dtypes, no ``prod``; ``plan``: their blocks), as ``reduce_tensors``
     computes them before ``derive``: one kernel launch per tensor, then a few torch calls."""
     kernel = _kernel()
-    out = torch.empty(len(plan.owner), len(_COLUMNS), dtype=_F64, device=flats[0].device)
+    device = flats[0].device
+    out = torch.empty(len(plan.owner), len(_COLUMNS), dtype=_F64, device=device)
     start = 0
-    for flat, b in zip(flats, plan.blocks, strict=True):
-        kernel[(b,)](flat, out[start : start + b], flat.numel(), BLOCK=BLOCK)
-        start += b
+    # Triton launches on the current device: the tensors' own (a model spread over GPUs)
+    with torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
+        for flat, b in zip(flats, plan.blocks, strict=True):
+            kernel[(b,)](flat, out[start : start + b], flat.numel(), BLOCK=BLOCK)
+            start += b
     col = dict(zip(_COLUMNS, out.unbind(1), strict=True))
 
     def per_tensor(values: torch.Tensor, how: str) -> torch.Tensor:
