@@ -43,7 +43,7 @@ from functools import partial
 
 from .._exceptions import ConfigValueError, StorageError, field_error_message
 from ._closing import ClosesOnExit
-from ._files import Data, atomic_write
+from ._files import Data, atomic_write_group
 
 __all__ = ["BackgroundWriter"]
 
@@ -77,8 +77,7 @@ FileWrite = tuple[str, Data, bool, bool]
 
 
 def _write_group(group: Iterable[FileWrite]) -> None:
-    for path, data, new_dir, uncached in group:
-        atomic_write(path, data, new_dir=new_dir, uncached=uncached)
+    atomic_write_group(group)
 
 
 class _Uncounted:

@@ -35,6 +35,7 @@ __all__ = [
     "atomic_copy",
     "atomic_target",
     "atomic_write",
+    "atomic_write_group",
     "set_write_guard",
     "temp_name",
 ]
@@ -69,21 +70,47 @@ def atomic_write(
     is left as it was.
     """
     target = os.fspath(path)
-    tmp = temp_name(target)
+    return _write_prepared(target, temp_name(target), _data_views(data), new_dir=new_dir, uncached=uncached)
+
+
+def atomic_write_group(writes: Iterable[tuple[str, Data, bool, bool]]) -> None:
+    """:func:`atomic_write` of each ``(path, data, new_dir, uncached)``, in this order, all
+    prepared (views, temporary names) before the first file is opened: on a writer thread,
+    which takes the interpreter lock back after each system call from a training thread that
+    may need it, the calls then follow each other with little Python between them."""
+    prepared = []
+    for path, data, new_dir, uncached in writes:
+        target = os.fspath(path)
+        prepared.append((target, temp_name(target), _data_views(data), new_dir, uncached))
+    for target, tmp, views, new_dir, uncached in prepared:
+        _write_prepared(target, tmp, views, new_dir=new_dir, uncached=uncached)
+
+
+def _data_views(data: Data) -> list[memoryview]:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return _byte_views([data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data))
+
+
+def _write_prepared(target: str, tmp: str, views: list[memoryview], *, new_dir: bool, uncached: bool) -> int:
+    """The system calls of :func:`atomic_write` (see there), ``views`` prepared by the caller."""
     try:
         fd = _open_for_write(tmp, new_dir=new_dir)
     except OSError as exc:
         raise _disk_full(exc, target) from exc
-    with _replaced_or_discarded(tmp, target):
+    try:
         try:
-            if isinstance(data, str):
-                data = data.encode("utf-8")
-            chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
             if _SEAM.guard is not None:
-                _SEAM.guard(target, sum(memoryview(c).nbytes for c in chunks))
-            written = _write_all(fd, chunks, uncached=uncached)
+                _SEAM.guard(target, sum(v.nbytes for v in views))
+            written = _write_views(fd, views, uncached=uncached)
         finally:
             os.close(fd)
+        os.replace(tmp, target)
+    except BaseException as exc:  # as _replaced_or_discarded, without a generator's frames
+        _discard(tmp)
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, target) from exc
+        raise
     return written
 
 
@@ -189,25 +216,43 @@ def _write_all(fd: int, chunks: list[bytes | bytearray | memoryview], *, uncache
     """Write every chunk, from the file's start, with as few system calls as possible
     (``writev``, partial writes resumed); ``uncached``: see the module docstring. Returns the
     number of bytes written."""
-    views = [v for v in (memoryview(c).cast("B") for c in chunks) if v.nbytes]
+    return _write_views(fd, _byte_views(chunks), uncached=uncached)
+
+
+def _byte_views(chunks: Iterable[bytes | bytearray | memoryview]) -> list[memoryview]:
+    """The non-empty ``chunks`` as flat byte views (what :func:`_write_views` takes)."""
+    return [v for v in (memoryview(c).cast("B") for c in chunks) if v.nbytes]
+
+
+def _write_views(fd: int, views: list[memoryview], *, uncached: bool = False) -> int:
+    """:func:`_write_all` of prepared views (consumed). A write that takes everything, the
+    usual case, returns at once: no Python between it and the caller's next system call
+    (which matters on a writer thread, see :func:`atomic_write`), and the file's device is
+    looked up only once some filesystem has refused an uncached write."""
     written = 0
-    if uncached and _UNCACHED_SYSTEM and sum(v.nbytes for v in views) >= UNCACHED_MIN_BYTES:
-        device = os.fstat(fd).st_dev
+    total = sum(v.nbytes for v in views)
+    if uncached and _UNCACHED_SYSTEM and total >= UNCACHED_MIN_BYTES:
+        device = os.fstat(fd).st_dev if _REFUSED_DEVICES else None
         if device not in _REFUSED_DEVICES:
             try:
                 while views:
                     n = os.pwritev(fd, views[:_IOV_MAX], written, RWF_DONTCACHE)
                     written += n
+                    if written == total:
+                        return written
                     _advance(views, n)
                 return written
             except OSError as exc:
                 if exc.errno not in _NOT_SUPPORTED:
                     raise
-                _REFUSED_DEVICES.add(device)  # not supported there: ask no more, go on from `written`
+                # not supported there: ask no more, go on from `written`
+                _REFUSED_DEVICES.add(os.fstat(fd).st_dev if device is None else device)
                 os.lseek(fd, written, os.SEEK_SET)
     while views:
         n = os.writev(fd, views[:_IOV_MAX]) if _HAS_WRITEV else os.write(fd, views[0])
         written += n
+        if written == total:
+            return written
         _advance(views, n)
     return written
 

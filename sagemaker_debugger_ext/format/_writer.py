@@ -27,7 +27,7 @@ from ._encode import (
     to_array,
     value_layout,
 )
-from ._files import atomic_write
+from ._files import atomic_write, atomic_write_group
 from ._layout import (
     END_OF_JOB_FILE,
     check_name,
@@ -221,25 +221,23 @@ class StepWriter(ClosesOnExit):
         self._closed = True
         if not self._tensor_index and not self._shape_index:
             return
-        meta: dict[str, Any] = {"mode": self._mode.name, "mode_step": self._mode_step}
+        # byte-identical to json.dumps({"meta": {"mode": ..., "mode_step": ..., "event_file_name": ...},
+        # "tensor_payload": [...], "shape_payload": [...]}) (json's own encoders, without its dispatch)
+        meta = f'{{"mode": {_json_str(self._mode.name)}, "mode_step": {int.__repr__(self._mode_step)}'
         writes: list[FileWrite] = []
         if self._tensor_index:
             ekey = self.event_key
             writes.append((self._path(ekey), self._parts if self._borrow else self._buf, True, self._uncached))
-            meta["event_file_name"] = ekey
-        # byte-identical to json.dumps({"meta": ..., "tensor_payload": [...], "shape_payload": [...]})
-        text = (
-            f'{{"meta": {json.dumps(meta)}, "tensor_payload": [{", ".join(self._tensor_index)}], '
-            f'"shape_payload": {json.dumps(self._shape_index)}}}'
-        )
+            meta += f', "event_file_name": {_json_str(ekey)}'
+        shapes = json.dumps(self._shape_index) if self._shape_index else "[]"
+        text = f'{{"meta": {meta}}}, "tensor_payload": [{", ".join(self._tensor_index)}], "shape_payload": {shapes}}}'
         writes.append((self._path(self.index_key), text.encode(), False, False))
         self._buf = bytearray()
         self._parts = []
         if self._background is not None:  # one hand-over for both files, in this order
             self._background.submit_group(writes)
         else:
-            for path, data, new_dir, uncached in writes:
-                atomic_write(path, data, new_dir=new_dir, uncached=uncached)
+            atomic_write_group(writes)
 
     def _path(self, key: str) -> str:
         # step and worker are validated in __init__, so keys built from them stay inside root
