@@ -206,7 +206,7 @@ def test_no_memory_for_the_workspace_means_the_numpy_path(tmp_path: Path, monkey
     CUDA raises it; injected here, a real one needs a full device): the batch's tensors are
     reduced from host copies taken then, so the stored values are the NumPy path's at that time."""
 
-    def no_room(self: Workspace, tensors: list[torch.Tensor]) -> None:
+    def no_room(self: Workspace, tensors: list[torch.Tensor], staged: bool = False) -> None:
         raise torch.OutOfMemoryError("injected: no room for the workspace")
 
     monkeypatch.setattr(Workspace, "layout", no_room)

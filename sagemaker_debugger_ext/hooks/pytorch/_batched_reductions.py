@@ -29,17 +29,36 @@ combined per tensor (min, max, sum, product, sum of squares directly; the varian
 exact parallel formula in float64, ``M2 = sum(M2_i) + sum(n_i (mean_i - mean)^2)``). The
 workspace is kept for the next batch with the layouts of the batches seen (which piece goes
 where).
+
+A part is copied (:func:`copy_part`) and reduced (:func:`reduce_part`) in two calls, so that
+the copy can be made on one thread, when the values are defined, and the passes on another
+(``_reduction_worker``, CPU). A staged layout (``Workspace.layout(..., staged=True)``, parts
+of one dtype other than float64) copies into a buffer of that dtype at the same positions
+(half the bytes of float64 or less, on the copying thread: at most ``MAX_VALUES`` values,
+16 MiB for float32), which :func:`reduce_part` converts into the float64 workspace first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 from .._device_plan import Ops, derivation
 
-__all__ = ["MAX_VALUES", "WIDTH", "Workspace", "dense_flat", "derive", "quantities", "reduce_tensors"]
+__all__ = [
+    "MAX_VALUES",
+    "WIDTH",
+    "Batch",
+    "Workspace",
+    "copy_part",
+    "dense_flat",
+    "derive",
+    "quantities",
+    "reduce_part",
+    "reduce_tensors",
+]
 
 _F64 = torch.float64
 #: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
@@ -50,18 +69,21 @@ _MAX_LAYOUTS = 32
 
 
 class _Layout:
-    """Where each of a batch's tensors (by shape) lies in a ``(rows, WIDTH)`` workspace."""
+    """Where each of a batch's tensors (by shape) lies in a ``(rows, WIDTH)`` workspace; with
+    a ``stage`` (a buffer of the tensors' own dtype, same positions), where they are copied
+    first (see :func:`copy_part`)."""
 
-    def __init__(self, shapes: Sequence[torch.Size], storage: torch.Tensor) -> None:
+    def __init__(self, shapes: Sequence[torch.Size], storage: torch.Tensor, stage: torch.Tensor | None) -> None:
         device = storage.device
         sizes = [s.numel() for s in shapes]
         rows = [-(-n // WIDTH) for n in sizes]
         self.buffer = storage[: sum(rows) * WIDTH].view(-1, WIDTH)
-        flat = self.buffer.view(-1)
+        self.stage = None if stage is None else stage[: sum(rows) * WIDTH]
+        flat = self.buffer.view(-1) if self.stage is None else self.stage
         pad: list[int] = []  # the padded tail's positions, their tensor, its first position
         owner: list[int] = []
         first: list[int] = []
-        self.views = []
+        self.views = []  # where copy_part copies each tensor
         start = 0
         for i, (shape, n, r) in enumerate(zip(shapes, sizes, rows, strict=True)):
             self.views.append(flat[start : start + n].view(shape))
@@ -81,17 +103,30 @@ class _Layout:
         self.count = torch.tensor(sizes, dtype=_F64, device=device)
 
 
+_LayoutKey = tuple[torch.device, tuple[torch.Size, ...], torch.dtype | None]
+
+
 class Workspace:
-    """The float64 workspaces (one per device) and the layouts of the batches they have reduced."""
+    """The float64 workspaces (one per device), the staging buffers (per device and dtype,
+    see :meth:`layout`) and the layouts of the batches they have reduced."""
 
     def __init__(self) -> None:
-        self._storage: dict[torch.device, torch.Tensor] = {}
-        self._layouts: dict[tuple[torch.device, tuple[torch.Size, ...]], _Layout] = {}
+        self._storage: dict[torch.device, torch.Tensor] = {}  # float64
+        self._stages: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
+        self._layouts: dict[_LayoutKey, _Layout] = {}
 
-    def layout(self, tensors: Sequence[torch.Tensor]) -> _Layout:
+    def layout(self, tensors: Sequence[torch.Tensor], staged: bool = False) -> _Layout:
+        """Where ``tensors`` go; ``staged``: copied first into a buffer of their own dtype when
+        they share one (not float64), which :func:`reduce_part` converts (the copy then moves
+        half the bytes or less on the caller's thread; the worker converts)."""
         device = tensors[0].device
         shapes = tuple(t.shape for t in tensors)
-        key = (device, shapes)
+        stage = None
+        if staged:
+            stage = tensors[0].dtype
+            if stage == _F64 or any(t.dtype != stage for t in tensors):
+                stage = None
+        key = (device, shapes, stage)
         layout = self._layouts.get(key)
         if layout is None:
             # normal tensors even when made under torch.inference_mode() (an evaluation loop):
@@ -100,17 +135,74 @@ class Workspace:
                 layout = self._new_layout(key)
         return layout
 
-    def _new_layout(self, key: tuple[torch.device, tuple[torch.Size, ...]]) -> _Layout:
-        device, shapes = key
+    def _new_layout(self, key: _LayoutKey) -> _Layout:
+        device, shapes, stage = key
         needed = sum(-(-s.numel() // WIDTH) for s in shapes) * WIDTH  # at most MAX_VALUES (reduce_tensors)
-        storage = self._storage.get(device)
-        if storage is None or storage.numel() < needed:
-            storage = self._storage[device] = torch.empty(needed, dtype=_F64, device=device)
-            self._layouts = {k: v for k, v in self._layouts.items() if k[0] != device}  # views of the old one
+        buffers = [self._buffer(device, _F64, needed)]
+        if stage is not None:
+            buffers.append(self._buffer(device, stage, needed))
         if len(self._layouts) >= _MAX_LAYOUTS:
             self._layouts.clear()
-        layout = self._layouts[key] = _Layout(shapes, storage)
+        layout = self._layouts[key] = _Layout(shapes, buffers[0], buffers[-1] if stage is not None else None)
         return layout
+
+    def _buffer(self, device: torch.device, dtype: torch.dtype, needed: int) -> torch.Tensor:
+        buffers: dict[Any, torch.Tensor] = self._storage if dtype == _F64 else self._stages
+        key = device if dtype == _F64 else (device, dtype)
+        storage = buffers.get(key)
+        if storage is None or storage.numel() < needed:
+            storage = buffers[key] = torch.empty(needed, dtype=dtype, device=device)
+            # forget the layouts whose views are of the old buffer
+            self._layouts = {
+                k: v for k, v in self._layouts.items() if k[0] != device or (dtype != _F64 and k[2] != dtype)
+            }
+        return storage
+
+
+class Batch:
+    """A batch's reductions, planned: its tensors (pieces of tensors larger than a workspace)
+    grouped into ``parts`` of at most ``MAX_VALUES`` values, each copied into a workspace and
+    reduced on its own (:func:`copy_part`, :func:`reduce_part`), the parts' quantities then
+    combined into the result (:meth:`result`)."""
+
+    __slots__ = ("names", "ops", "parts", "split")
+
+    def __init__(self, tensors: Sequence[torch.Tensor], ops: Ops) -> None:
+        limit = max(1, MAX_VALUES // WIDTH) * WIDTH  # a piece's padded rows fit the workspace
+        pieces: list[torch.Tensor] = []
+        split: list[int] | None = None  # pieces per tensor, once a tensor is split
+        for i, tensor in enumerate(tensors):
+            if tensor.numel() <= limit:
+                pieces.append(tensor)
+                if split is not None:
+                    split.append(1)
+                continue
+            if split is None:
+                split = [1] * i
+            before = len(pieces)
+            pieces.extend(_pieces(tensor, limit))
+            split.append(len(pieces) - before)
+        self.parts: list[list[torch.Tensor]] = [[]]
+        values = 0
+        for piece in pieces:
+            n = -(-piece.numel() // WIDTH) * WIDTH
+            if self.parts[-1] and values + n > MAX_VALUES:
+                self.parts.append([])
+                values = 0
+            self.parts[-1].append(piece)
+            values += n
+        self.split = split
+        self.ops = ops
+        self.names = quantities(ops)
+
+    def result(self, found: Sequence[dict[str, torch.Tensor]]) -> torch.Tensor:
+        """The ``(tensors, ops)`` float64 result from the parts' quantities ``found`` (in order)."""
+        names = self.names
+        with torch.no_grad():
+            q = found[0] if len(found) == 1 else {n: torch.cat([f[n] for f in found]) for n in names}
+            if self.split is not None:
+                q = _combine(q, torch.tensor(self.split, device=q["count"].device))
+            return derive(dict(q), self.ops)
 
 
 def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspace | None = None) -> torch.Tensor:
@@ -119,36 +211,13 @@ def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspa
     ``(len(tensors), len(ops))`` float64 tensor on that device; no host transfer.
     ``workspace``: kept between calls (a fresh one when None)."""
     workspace = workspace or Workspace()
-    limit = max(1, MAX_VALUES // WIDTH) * WIDTH  # a piece's padded rows fit the workspace
-    pieces: list[torch.Tensor] = []
-    split: list[int] | None = None  # pieces per tensor, once a tensor is split
-    for i, tensor in enumerate(tensors):
-        if tensor.numel() <= limit:
-            pieces.append(tensor)
-            if split is not None:
-                split.append(1)
-            continue
-        if split is None:
-            split = [1] * i
-        before = len(pieces)
-        pieces.extend(_pieces(tensor, limit))
-        split.append(len(pieces) - before)
-    parts: list[list[torch.Tensor]] = [[]]
-    values = 0
-    for piece in pieces:
-        n = -(-piece.numel() // WIDTH) * WIDTH
-        if parts[-1] and values + n > MAX_VALUES:
-            parts.append([])
-            values = 0
-        parts[-1].append(piece)
-        values += n
-    names = quantities(ops)
-    with torch.no_grad():
-        found = [_reduce_part(workspace.layout(part), part, names) for part in parts]
-        q = found[0] if len(found) == 1 else {n: torch.cat([f[n] for f in found]) for n in names}
-        if split is not None:
-            q = _combine(q, torch.tensor(split, device=q["count"].device))
-        return derive(q, ops)
+    batch = Batch(tensors, ops)
+    found = []
+    for part in batch.parts:
+        layout = workspace.layout(part)
+        copy_part(layout, part)
+        found.append(reduce_part(layout, batch.names))
+    return batch.result(found)
 
 
 def derive(q: dict[str, torch.Tensor], ops: Ops) -> torch.Tensor:
@@ -216,11 +285,25 @@ def _combine(q: dict[str, torch.Tensor], split: torch.Tensor) -> dict[str, torch
     return out
 
 
-def _reduce_part(layout: _Layout, tensors: Sequence[torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
-    """The quantities ``names`` of each of ``tensors`` (``variance``: the sum of squared
-    deviations, ``l2``: the sum of squares; divided and rooted by the caller)."""
+def copy_part(layout: _Layout, tensors: Sequence[torch.Tensor]) -> None:
+    """Copy ``tensors`` (a part of a :class:`Batch`) into ``layout``'s workspace (float64),
+    or its staging buffer (converted by :func:`reduce_part`)."""
+    with torch.no_grad():
+        torch._foreach_copy_(layout.views, list(tensors))
+
+
+def reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The quantities ``names`` of each tensor copied into ``layout`` (:func:`copy_part`;
+    ``variance``: the sum of squared deviations, ``l2``: the sum of squares; divided and
+    rooted by :meth:`Batch.result`). Overwrites the workspace (absolute values, squares)."""
+    with torch.no_grad():
+        return _reduce_part(layout, names)
+
+
+def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
     buffer, flat = layout.buffer, layout.buffer.view(-1)
-    torch._foreach_copy_(layout.views, list(tensors))
+    if layout.stage is not None:
+        flat.copy_(layout.stage)  # the padded tails too: each is set below before it is read
     found: dict[str, torch.Tensor] = {"count": layout.count}
     tail = ""  # what the rows' padded tails hold now: "", "0", "1", "first" or "mean"
 

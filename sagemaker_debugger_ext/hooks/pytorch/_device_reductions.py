@@ -9,6 +9,14 @@ tensor per batch,
 and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
 step's end waits for the copy only). The writer thread then only encodes scalars.
 
+On CPU, where torch runs each call on the calling thread, a batch is copied on the training
+thread, when its values are defined (into a buffer of its dtype, or the float64 workspace),
+and converted and reduced on a worker thread (``_reduction_worker``): the step's end does not
+wait for it; the hook's writer thread does, before it encodes the step's files (without a
+writer thread, the step's end waits). A failure of such a reduction is raised by the hook's
+next step end (:meth:`finish`) or by its ``close()``; the step's other records are written
+without that batch's reductions.
+
 Values are those of the NumPy path (``sagemaker_debugger_ext._reductions``): float64
 accumulators for sums, means, norms, products and variances (population); min and max exact;
 bfloat16 and float8 tensors reduced from their values and stored as float32, float16 ones
@@ -23,11 +31,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
+from ...format import BackgroundWriter
 from .._arrays import float_view
 from .._collections import Collection
 from .._device_plan import DEVICE_OPS, device_plan
@@ -36,6 +46,7 @@ from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 from ._fused_reductions import reduce_mixed
+from ._reduction_worker import Pending, ReductionWorker
 from ._tensors import tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
@@ -73,6 +84,10 @@ class DeviceReductions:
     ``host_bytes``: bytes copied from the devices to the host so far (the scalars only).
     """
 
+    #: CPU batches are reduced on the worker's thread (False: on the training thread, as on
+    #: CUDA; for measurements)
+    off_thread = True
+
     def __init__(self) -> None:
         self._batching = 0
         self._at_backward_end = False  # a callback at the end of the running backward pass is queued
@@ -80,6 +95,8 @@ class DeviceReductions:
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
         self._workspace = Workspace()  # float64, on each device (see ``_batched_reductions``)
+        self._worker: ReductionWorker | None = None  # CPU batches' reductions (made at the first)
+        self._reducing: list[Pending] = []  # CPU batches handed to the worker since the last finish()
         self.host_bytes = 0
 
     def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
@@ -134,12 +151,19 @@ class DeviceReductions:
         pending, self._pending = self._pending, {}
         for (ops, device), items in pending.items():
             try:
+                if device.type == "cpu" and self.off_thread:  # copied now, reduced on the worker's thread
+                    worker = self._worker = self._worker or ReductionWorker()
+                    records = [(record, dtype) for record, _, dtype in items]
+                    self._reducing.append(worker.submit([t for _, t, _ in items], ops, records))
+                    self.host_bytes += len(items) * len(ops) * 8  # the float64 results (reach the records)
+                    continue
                 result = reduce_mixed([t for _, t, _ in items], ops, self._workspace)
             # What can still fail: the workspace (at most 32 MiB of float64, whatever the tensors'
             # sizes) and, for variance and std, one temporary of its size; the results and the
             # indexes are small. On CUDA that is torch.OutOfMemoryError: these tensors take the
             # NumPy path (host copies). On CPU an allocation failure is a RuntimeError, raised
-            # from the step: at most 64 MiB, so the host itself is out of memory.
+            # from the step: at most a few workspaces of 32 MiB (``_reduction_worker``), so the
+            # host itself is out of memory.
             except torch.OutOfMemoryError:
                 _LOG.warning(
                     "no %s memory for the reductions of %d tensors: reduced from host copies", device, len(items)
@@ -161,15 +185,25 @@ class DeviceReductions:
     @property
     def pending(self) -> bool:
         """Whether some records wait for :meth:`finish`."""
-        return bool(self._done or self._pending)
+        return bool(self._done or self._pending or self._reducing)
 
-    def finish(self) -> None:
-        """Fill every reduced record's values (waits for the device copies)."""
+    def finish(self, background: BackgroundWriter | None = None) -> None:
+        """Fill every reduced record's values (waits for the device copies) and raise a
+        failure of an earlier CPU reduction. CPU batches: with ``background`` (the hook's
+        writer thread, which encodes the step's files in a job submitted after this call),
+        a job there waits for them first; without, they are waited for here."""
         self._at_backward_end = False
         if self._error is not None:
             error, self._error, self._pending = self._error, None, {}
             raise error
         self._flush()
+        worker = self._worker
+        if self._reducing and worker is not None:
+            reducing, self._reducing = self._reducing, []
+            if background is not None:
+                background.submit_call(partial(_wait, worker, reducing), counted=False)
+            else:
+                _wait(worker, reducing)
         done, self._done = self._done, []
         for records, result, event in done:
             if event is not None:
@@ -178,3 +212,20 @@ class DeviceReductions:
             with np.errstate(over="ignore"):
                 for (record, dtype), row in zip(records, table, strict=True):
                     record.values = row.astype(dtype)
+        if worker is not None:
+            worker.raise_failure()
+
+    def close(self) -> None:
+        """Finish the CPU reductions queued, stop their thread, raise a failure not raised yet."""
+        if self._worker is not None:
+            self._worker.close()
+
+
+def _wait(worker: ReductionWorker, reducing: list[Pending]) -> None:
+    """Wait for the CPU batches ``reducing``; a failed batch's records save nothing (its
+    failure is raised by the hook, see :meth:`DeviceReductions.finish`)."""
+    worker.wait(reducing)
+    for pending in reducing:
+        if pending.error is not None:
+            for record, _ in pending.records:
+                record.names, record.values = (), []

@@ -348,7 +348,7 @@ class Hook(BaseHook):
 
     def _end_step(self, *, final: bool = False) -> None:
         if self._device_reductions.pending:  # the step's scalars reach the host before its files
-            self._guarded(self._device_reductions.finish)
+            self._guarded(self._device_reductions.finish, self._writer.background)
         super()._end_step(final=final)
 
     def _write_layer_stat(self, name: str, value: np.ndarray) -> None:
@@ -361,4 +361,7 @@ class Hook(BaseHook):
         self._detach()
         if self._layer_stats.active:
             self._guarded(self._layer_stats.finish)
-        super().close()
+        try:
+            super().close()
+        finally:  # the CPU reductions' thread (done by now: the last step's files waited for it)
+            self._guarded(self._device_reductions.close)
