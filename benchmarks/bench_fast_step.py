@@ -9,16 +9,22 @@ save cycle each), torch on one intra-op thread; overhead of a repeat = hooked ti
 time - 1, median over repeats (``*_p25``/``*_p75`` the spread).
 
 ``hook_floor_overhead_interval10_fast_step``: the least any hook saving these tensors at this
-interval does, measured in the same blocks (a third model): at each 10th step it copies every
-parameter and gradient (into arrays reused from save to save) and the loss on the training
-thread, and a second thread (at the hook writer's niceness) writes the copies to one file
-(as the hook writes an event file); a save that finds the previous file not yet started by
-that thread writes it itself first (as the hook's writer lets a waiting caller do).
-No hook, no event-file encoding. ``..._fast_step`` minus it is what the hook itself costs.
+interval does, measured in the same blocks (a third model). Like the Keras floor (a callback),
+it is called by the framework, as any hook is, not by the training loop: a forward pre-hook on
+the model counts the steps, and at each 10th step it copies every weight (into arrays
+reused from save to save), registers a forward hook on the loss module and a gradient hook on
+every parameter that copy the loss and the gradients as they come, and removes them at the next
+step. At the step's last gradient a second thread (at the hook writer's niceness) writes the
+copies to one file (as the hook writes an event file); a save that finds the previous file not
+yet started by that thread writes it itself first (as the hook's writer lets a waiting caller
+do). No event-file encoding, no index. ``..._fast_step`` minus it is what the hook itself costs.
+(Until 2026-11-27 the floor was called from the training loop after ``backward()``, which no
+hook is: that left out the framework's hook calls, about 0.01 of these steps.)
 """
 
 from __future__ import annotations
 
+import functools
 import queue
 import statistics
 import tempfile
@@ -65,12 +71,24 @@ class _Floor:
         out_dir.mkdir(parents=True, exist_ok=True)
         self._out = out_dir
         self._step = 0
+        self._params: list[Any] = []
+        self._weights: list[Any] = []
+        self._loss_module: Any = None
+        self._handles: list[Any] = []
         self._copies: list[Any] = []
+        self._left = 0  # gradients of the saving step not yet copied
         self._jobs: queue.SimpleQueue[tuple[int, list[Any]] | None] = queue.SimpleQueue()
         self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._pending = False
         self._worker = threading.Thread(target=self._write, daemon=True)
         self._worker.start()
+
+    def register(self, model: Any, loss_module: Any) -> None:
+        """Hook ``model`` (its forward starts a step) and remember ``loss_module``."""
+        self._params = list(model.parameters())
+        self._weights = [p for name, p in model.named_parameters() if "weight" in name]  # as the hook's `weights`
+        self._loss_module = loss_module
+        model.register_forward_pre_hook(self._pre)
 
     def _write(self) -> None:
         as_hook_writer()
@@ -79,10 +97,16 @@ class _Floor:
             write_as_hook(self._out / f"{step:012d}.bin", copies)
             self._done.put(None)
 
-    def after_backward(self, params: list[Any], loss: Any) -> None:
+    def _pre(self, module: Any, args: Any) -> None:
         import numpy as np
 
         step, self._step = self._step, self._step + 1
+        if self._handles:  # the saving step is over: its hooks go
+            for handle in self._handles:
+                handle.remove()
+            self._handles.clear()
+            for param in self._params:
+                param._backward_hooks = None  # no empty hook dict left on the parameter
         if step % INTERVAL:
             return
         if self._pending:  # the previous save's file is written before its arrays are reused
@@ -92,13 +116,26 @@ class _Floor:
                 self._done.get()  # the thread took it: wait for it
             else:  # the thread has not started it (starved): write it here, as the hook does
                 write_as_hook(self._out / f"{job[0]:012d}.bin", job[1])  # type: ignore[index]
-        tensors = [p.detach() for p in params] + [p.grad for p in params] + [loss.detach()]
-        if not self._copies:
-            self._copies = [np.empty(t.numel(), np.float32) for t in tensors]
-        for copy, tensor in zip(self._copies, tensors, strict=True):
-            copy[:] = tensor.numpy().reshape(-1)
-        self._jobs.put((step, self._copies))
-        self._pending = True
+            self._pending = False
+        params, weights = self._params, self._weights
+        if not self._copies:  # weights, gradients, loss
+            self._copies = [np.empty(p.numel(), np.float32) for p in (*weights, *params)] + [np.empty(1, np.float32)]
+        for copy, weight in zip(self._copies, weights, strict=False):
+            copy[:] = weight.detach().numpy().reshape(-1)
+        self._handles.append(self._loss_module.register_forward_hook(self._loss))
+        for i, param in enumerate(params):
+            self._handles.append(param.register_hook(functools.partial(self._grad, len(weights) + i, step)))
+        self._left = len(params)
+
+    def _loss(self, module: Any, args: Any, loss: Any) -> None:
+        self._copies[-1][:] = loss.detach().numpy().reshape(-1)
+
+    def _grad(self, index: int, step: int, grad: Any) -> None:
+        self._copies[index][:] = grad.numpy().reshape(-1)
+        self._left -= 1
+        if not self._left:  # the step's last gradient: its tensors are all copied
+            self._jobs.put((step, self._copies))
+            self._pending = True
 
     def stop(self) -> None:
         self._jobs.put(None)
@@ -112,6 +149,8 @@ def _trainer(hook: Any = None, floor: _Floor | None = None) -> Any:
     if hook is not None:
         hook.register_module(model)
         hook.register_loss(loss_fn)
+    if floor is not None:
+        floor.register(model, loss_fn)
     params = list(model.parameters())
     opt = torch.optim.SGD(params, lr=0.01)
     gen = torch.Generator().manual_seed(1)
@@ -123,8 +162,6 @@ def _trainer(hook: Any = None, floor: _Floor | None = None) -> Any:
             opt.zero_grad()
             loss = loss_fn(model(x), y)
             loss.backward()
-            if floor is not None:
-                floor.after_backward(params, loss)
             opt.step()
         return time.perf_counter() - t0
 
