@@ -119,13 +119,12 @@ class _State:
             error, found = exc, None
         finally:
             self.cond.acquire()
-        if self.running.pop(part, None) is None:  # failed meanwhile (its thread counted as gone)
+        if part not in self.running:  # failed meanwhile (its thread counted as gone)
             return
-        self.free.append(part.workspace)
         if error is None and pending.error is None:
             pending.found[part.index] = found
             pending.left -= 1
-            if not pending.left:  # the batch's last part: its values
+            if not pending.left:  # the batch's last part: its values (the part counts as running)
                 self.cond.release()
                 try:
                     _fill(pending)
@@ -133,7 +132,11 @@ class _State:
                     error = exc
                 finally:
                     self.cond.acquire()
+                if part not in self.running:
+                    return
                 pending.done = error is None
+        del self.running[part]
+        self.free.append(part.workspace)
         if error is not None:
             self.fail(part, error)
         self.cond.notify_all()
