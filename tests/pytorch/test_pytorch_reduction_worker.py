@@ -305,3 +305,26 @@ def test_a_fork_while_a_batch_is_reduced_hangs_neither_process(
     worker.wait([running, queued])
     assert running.error is None and queued.error is None
     _assert_numpy_path(first + second, running_records + queued_records, [_numpy_path(t) for t in first + second])
+
+
+def test_without_a_writer_thread_the_step_end_waits_for_the_worker(tmp_path: Path) -> None:
+    """``background_writes=False``: the step's files are written at its end on the training
+    thread, so that end waits for the worker's reductions (as it reduced them itself before)."""
+    config = ReductionConfig(reductions=["min", "max"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights"], context=TrainingContext(), background_writes=False)  # fmt: skip
+    net = _net()
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.5)
+    x = torch.randn(8, 16)
+    maxima = []
+    for _ in range(3):
+        maxima.append(float(net[0].weight.detach().max()))
+        net(x).square().mean().backward()
+        opt.step()
+        opt.zero_grad()
+    assert hook._writer.background is None and hook._device_reductions._worker is not None
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for step, want in enumerate(maxima):
+        assert trial.tensor("Sequential_0.weight").reduction_value(step, "max") == pytest.approx(want)
