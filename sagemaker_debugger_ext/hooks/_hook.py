@@ -2,10 +2,9 @@
 
 Composed of collaborators it holds: :class:`~._clock.StepClock` (the step counters),
 :class:`~._quiet.QuietSteps`, :class:`~._saving.ExplicitSaves`, :class:`~._guard.CrashGuard`
-and :class:`~._writer.HookWriter` (files and writer thread, opened at the first write).
-Hot path: a step that saves nothing costs one clock advance and one schedule check per
-included collection (``_start_step``); framework adapters attach their per-tensor
-callbacks only for steps where something is due.
+and :class:`~._writer.HookWriter` (files and writer thread, opened at the first write). Hot path:
+a step that saves nothing costs one clock advance and one schedule check per included collection
+(``_start_step``); framework adapters attach their per-tensor callbacks only for steps where something is due.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ import numpy as np
 from .._exceptions import HookConfigError, field_error_message
 from ..format import write_training_end
 from ..modes import ModeKeys
+from ._arena import CopyArena
 from ._arrays import to_numpy
 from ._clock import StepClock
 from ._collections import (
@@ -60,8 +60,8 @@ class BaseHook:
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
     default_save_values: ClassVar[Mapping[str, Any]] = {}
-    #: copy saved tensors into one buffer reused from step to step (see ``_arena``: measured per framework)
-    reuse_copy_buffer: ClassVar[bool] = False
+    #: the arena saved tensors are copied into, reused from step to step (``_arena``: measured per framework)
+    copy_arena: ClassVar[type[CopyArena] | None] = None
     #: reduction names keep a tensor's ``:0`` (smdebug: TensorFlow's hooks do, the others drop it)
     reductions_keep_colon_index: ClassVar[bool] = False
     #: ``save_scalar`` values wait for the next step due to save something (see ``_saving``)
@@ -120,7 +120,7 @@ class BaseHook:
         self._metrics: FrameworkMetrics | None = None  # from the profiler's config, read at the first step
         self._step_started: float | None = None
         self._atexit: Any = None
-        self._writer = HookWriter(self.out_dir, background=opts.background_writes, reuse_copy_buffer=self.reuse_copy_buffer,
+        self._writer = HookWriter(self.out_dir, background=opts.background_writes, copy_arena=self.copy_arena,
                                   keep_colon_index=self.reductions_keep_colon_index)  # fmt: skip  # opened at the first write
         self._init_adapter()
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..format import BackgroundWriter, write_collections_file
 from ..format._in_process import register_writer, unregister_writer
 from ..modes import ModeKeys
-from ._arena import ArenaPool
+from ._arena import ArenaPool, CopyArena
 from ._claim import WorkerClaim, claim_worker
 from ._json_config import writer_nice, writer_uncached
 from ._outputs import TensorBoardExport
@@ -36,7 +36,8 @@ class HookWriter:
     Args:
         out_dir: the trial folder.
         background: write a step's files on the writer thread (else on the caller's).
-        reuse_copy_buffer: pack a saved step's copies into a buffer reused from step to step.
+        copy_arena: the arena a saved step's copies go into, reused from step to step (see
+            ``_arena``); None: plain NumPy copies.
         keep_colon_index: reduction names keep a tensor's ``:0`` (TensorFlow's hooks).
 
     Raises:
@@ -44,11 +45,13 @@ class HookWriter:
             ``$SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES`` (read here, before anything starts).
     """
 
-    def __init__(self, out_dir: str, *, background: bool, reuse_copy_buffer: bool, keep_colon_index: bool) -> None:
+    def __init__(
+        self, out_dir: str, *, background: bool, copy_arena: type[CopyArena] | None, keep_colon_index: bool
+    ) -> None:
         self.out_dir = out_dir
         #: the writer thread's queue, made at the first write (None before, or without ``background``)
         self.background: BackgroundWriter | None = None
-        self.arenas = ArenaPool(reuse=reuse_copy_buffer)  # the saved steps' copies (see _arena)
+        self.arenas = ArenaPool(reuse=copy_arena is not None, arena=copy_arena or CopyArena)  # see _arena
         self._background = background
         self._nice = writer_nice(os.environ)
         self._uncached = writer_uncached(os.environ)  # large event files skip the page cache

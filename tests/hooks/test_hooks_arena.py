@@ -1,11 +1,11 @@
 """The arena a saved step copies its tensors into: private copies, one buffer reused from
-step to step, big ones not kept."""
+step to step (or each copy's own array, ``SlotCopies``), big ones not kept."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sagemaker_debugger_ext.hooks._arena import ArenaPool, CopyArena
+from sagemaker_debugger_ext.hooks._arena import ArenaPool, CopyArena, SlotCopies
 
 
 def test_copies_are_private_c_order_and_typed() -> None:
@@ -61,3 +61,36 @@ def test_without_reuse_every_copy_is_an_ordinary_array() -> None:
     assert copy.base is None and copy[0] == 0
     pool.give_back(arena)
     assert arena.capacity == 0
+
+
+def test_slot_copies_keep_each_copys_array_for_the_next_step() -> None:
+    pool = ArenaPool(arena=SlotCopies)
+    source = np.arange(12, dtype=np.float32).reshape(3, 4)
+    arena = pool.take()
+    assert isinstance(arena, SlotCopies)
+    first = [arena.copy(source), arena.copy(np.array(["a", "bc"])), arena.copy(np.int64(7))]
+    source += 100  # the training changes its tensor afterwards
+    np.testing.assert_array_equal(first[0], np.arange(12).reshape(3, 4))
+    assert first[1].tolist() == ["a", "bc"] and first[2].shape == () and first[2] == 7
+    pool.give_back(arena)
+    assert pool.bytes_copied == source.nbytes + first[1].nbytes + 8
+    again = pool.take()
+    assert again is arena and arena.capacity == source.nbytes + 8  # the strings' copy is not kept
+    second = [again.copy(source), again.copy(source.T), again.copy(np.int64(9))]
+    assert second[0] is first[0]  # same shape and dtype: the same array
+    np.testing.assert_array_equal(second[0], source)
+    np.testing.assert_array_equal(second[1], source.T)  # another shape in that slot: a fresh copy
+    assert not np.shares_memory(second[1], first[1]) and second[2] is first[2] and second[2] == 9
+    source -= 100
+    np.testing.assert_array_equal(second[0], np.arange(12).reshape(3, 4) + 100)
+    np.testing.assert_array_equal(second[1], (np.arange(12).reshape(3, 4) + 100).T)
+
+
+def test_slot_copies_of_a_strided_source_are_plain_copies() -> None:
+    arena = SlotCopies()
+    source = np.arange(12, dtype=np.float32).reshape(3, 4)
+    kept = arena.copy(source.T.copy())  # (4, 3), C order
+    arena.reset()
+    strided = arena.copy(source.T)  # (4, 3), not C-contiguous: not copied into the kept array
+    assert strided is not kept
+    np.testing.assert_array_equal(strided, source.T)

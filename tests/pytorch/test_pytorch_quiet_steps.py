@@ -93,3 +93,29 @@ def test_quiet_steps_write_what_the_long_way_writes(tmp_path: Path) -> None:
     steps = sorted({step for step, _ in want})
     assert steps == sorted({step for step, name in want if name.startswith("CrossEntropyLoss")})
     assert {name for _, name in want} >= {"scalar/lr", "extra"}
+
+
+class _PlainCopies(smd.Hook):
+    """Saved tensors copied into fresh NumPy arrays at every saved step (the reference)."""
+
+    copy_arena = None
+
+
+def test_kept_copy_arrays_write_what_fresh_copies_write(tmp_path: Path) -> None:
+    """The PyTorch hook copies into each copy's array of the last saved step (``SlotCopies``):
+    TRAIN and EVAL saved steps copy different tensors in a different order, explicit saves
+    come between, and every value equals what fresh copies write."""
+    kwargs: dict[str, Any] = {
+        "save_config": smd.SaveConfig(save_interval=2),
+        "include_collections": ["weights", "biases", "gradients", "losses", "custom"],
+        "context": TrainingContext(),
+    }
+    kept = smd.Hook(out_dir=str(tmp_path / "kept"), **kwargs)
+    plain = _PlainCopies(out_dir=str(tmp_path / "plain"), **kwargs)
+    _run(kept)
+    _run(plain)
+    assert kept._writer.arenas.bytes_copied == plain._writer.arenas.bytes_copied > 0
+    got, want = _contents(tmp_path / "kept"), _contents(tmp_path / "plain")
+    assert sorted(got) == sorted(want) and len({step for step, _ in want}) >= 12
+    for key, value in want.items():
+        np.testing.assert_array_equal(got[key], value, err_msg=str(key))

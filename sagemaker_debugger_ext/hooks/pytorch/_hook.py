@@ -24,6 +24,7 @@ import torch
 
 from ..._exceptions import HookError, field_error_message
 from ...modes import ModeKeys
+from .._arena import SlotCopies
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
 from .._hook import BaseHook
 from ._device_reductions import DeviceReductions
@@ -57,6 +58,7 @@ class Hook(BaseHook):
     builtin_collections: ClassVar[Mapping[str, list[str]]] = PYTORCH_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (CollectionKeys.LOSSES,)
     scalars_wait_for_saved_step = True  # smdebug: written when a saved step ends, or at close()
+    copy_arena = SlotCopies  # each copy's array kept for the next saved step (measured, see hooks/_arena.py)
 
     def _init_adapter(self) -> None:
         self._roots: list[torch.nn.Module] = []  # the registered modules: their forward starts a step

@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from ...modes import ModeKeys
+from .._arena import CopyArena
 from .._collections import TF_BUILTIN_REGEXES, CollectionKeys
 from .._context import TrainingContext
 from .._hook import BaseHook
@@ -52,7 +53,7 @@ class KerasHook(TapsMixin, StepFunctionsMixin, TapeMixin, BaseHook, keras.callba
     .. versionadded:: 0.1.0
     """
 
-    reuse_copy_buffer = True  # cheaper saved steps, measured (see hooks/_arena.py)
+    copy_arena = CopyArena  # cheaper saved steps, measured (see hooks/_arena.py)
     reductions_keep_colon_index = True  # smdebug's TensorFlow hooks: smdebug/reductions/mean/dense/kernel:0
     builtin_collections: ClassVar[Mapping[str, list[str]]] = TF_BUILTIN_REGEXES
     default_include_collections: ClassVar[tuple[str, ...]] = (
