@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_pytorch_device_reductions import ALL_OPS, DTYPES, WIDTH, _numpy_path, _tensors
+from test_pytorch_device_reductions import ALL_OPS, DTYPES, SAVED_OPS, WIDTH, _numpy_path, _tensors, train_recording
 
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks.pytorch import _batched_reductions as _batched
 from sagemaker_debugger_ext.hooks.pytorch import _fused_reductions as _fused
 from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import Workspace
 from sagemaker_debugger_ext.hooks.pytorch._device_reductions import reduce_tensors, stored_dtype
-from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+from sagemaker_debugger_ext.pytorch import Hook, SaveConfig
 from sagemaker_debugger_ext.trials import create_trial
 
 pytestmark = [
@@ -142,27 +142,9 @@ def test_hook_on_cuda_reduces_on_the_gpu_and_copies_only_scalars(
     computes them from host copies taken then; only the scalars reach the host. ``fused``:
     every tensor of 100 values or more takes the fused kernel."""
     monkeypatch.setattr(_fused, "MIN_VALUES", 100 if fused else 1 << 40)
-    ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
-    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
-    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
-                include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
-    net = _net()
-    hook.register_module(net)
-    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    ops = SAVED_OPS
     x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2)).to(CUDA)
-    expected: dict[tuple[str, int], list[np.ndarray]] = {}
-    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
-    for step in range(3):
-        for p, name in names.items():
-            expected[name, step] = _numpy_path(p.detach().cpu(), ops)
-        opt.zero_grad()
-        net(x).square().mean().backward()
-        for p, name in names.items():
-            expected[f"gradient/{name}", step] = _numpy_path(p.grad.cpu(), ops)
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)
-        opt.step()
-    host_bytes = hook._device_reductions.host_bytes
-    hook.close()
+    hook, expected, host_bytes = train_recording(tmp_path / "run", _net(), x)
     assert hook._writer.arenas.bytes_copied == 0
     assert host_bytes == 3 * 8 * len(ops) * 8  # 4 parameters + 4 gradients, 6 float64 each, 3 steps
     trial = create_trial(str(tmp_path / "run"))

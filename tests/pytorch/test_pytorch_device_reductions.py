@@ -254,32 +254,46 @@ def _net() -> torch.nn.Module:
     return net
 
 
-def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tmp_path: Path) -> None:
-    """The hook stores reductions of the weights at the step's start and of the gradients as
-    backward delivers them (before clipping changes them in place), copies only the scalars
-    to the host, and stores what the NumPy path computes from host copies taken then."""
-    ops = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
+SAVED_OPS = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
+
+
+def train_recording(
+    out_dir: Path, net: torch.nn.Module, x: torch.Tensor, steps: int = 3
+) -> tuple[Hook, dict[tuple[str, int], list[np.ndarray]], int]:
+    """Train ``net`` on ``x`` with a hook saving weights, biases and gradients as the
+    reductions ``SAVED_OPS``, clipping the gradients in place after each backward pass; return
+    the closed hook, the NumPy path's values of host copies taken when each tensor was due
+    (weights at the step's start, gradients as backward delivered them) and the bytes the
+    hook copied from the tensors' device to the host."""
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
-    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+    hook = Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=config,
                 include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
-    net = _net()
     hook.register_module(net)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
-    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
     expected: dict[tuple[str, int], list[np.ndarray]] = {}
     names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
-    for step in range(3):
+    for step in range(steps):
         for p, name in names.items():
-            expected[name, step] = _numpy_path(p.detach().clone(), ops)
+            expected[name, step] = _numpy_path(p.detach().clone().cpu(), SAVED_OPS)
         opt.zero_grad()
         net(x).square().mean().backward()
         for p, name in names.items():
             if p.grad is not None:
-                expected[f"gradient/{name}", step] = _numpy_path(p.grad.clone(), ops)
+                expected[f"gradient/{name}", step] = _numpy_path(p.grad.clone().cpu(), SAVED_OPS)
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)  # changes the gradients in place
         opt.step()
     host_bytes = hook._device_reductions.host_bytes
     hook.close()
+    return hook, expected, host_bytes
+
+
+def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tmp_path: Path) -> None:
+    """The hook stores reductions of the weights at the step's start and of the gradients as
+    backward delivers them (before clipping changes them in place), copies only the scalars
+    to the host, and stores what the NumPy path computes from host copies taken then."""
+    ops = SAVED_OPS
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    hook, expected, host_bytes = train_recording(tmp_path / "run", _net(), x)
     assert hook._writer.arenas.bytes_copied == 0  # no host copy of any tensor
     trial = create_trial(str(tmp_path / "run"))
     assert trial.steps() == [0, 1, 2]
