@@ -76,10 +76,6 @@ def lower_thread_priority(nice: int) -> int | None:
 FileWrite = tuple[str, Data, bool, bool]
 
 
-def _write_group(group: Iterable[FileWrite]) -> None:
-    atomic_write_group(group)
-
-
 class _Uncounted:
     """A job that takes no ``max_pending`` place."""
 
@@ -230,7 +226,7 @@ class BackgroundWriter(ClosesOnExit):
             if type(job) is _Uncounted:
                 self._call(job.call)
             else:
-                self._call(job if callable(job) else partial(_write_group, job))  # type: ignore[arg-type]
+                self._call(job if callable(job) else partial(atomic_write_group, job))  # type: ignore[arg-type]
         finally:
             counted = type(job) is not _Uncounted
             job = None  # the written buffers are freed now, not at the next hand-over

@@ -212,20 +212,15 @@ def _open_for_write(path: str, *, new_dir: bool = False) -> int:
         return os.open(path, _FLAGS, 0o666)
 
 
-def _write_all(fd: int, chunks: list[bytes | bytearray | memoryview], *, uncached: bool = False) -> int:
-    """Write every chunk, from the file's start, with as few system calls as possible
-    (``writev``, partial writes resumed); ``uncached``: see the module docstring. Returns the
-    number of bytes written."""
-    return _write_views(fd, _byte_views(chunks), uncached=uncached)
-
-
 def _byte_views(chunks: Iterable[bytes | bytearray | memoryview]) -> list[memoryview]:
     """The non-empty ``chunks`` as flat byte views (what :func:`_write_views` takes)."""
     return [v for v in (memoryview(c).cast("B") for c in chunks) if v.nbytes]
 
 
 def _write_views(fd: int, views: list[memoryview], *, uncached: bool = False) -> int:
-    """:func:`_write_all` of prepared views (consumed). A write that takes everything, the
+    """Write every view, from the file's start, with as few system calls as possible
+    (``writev``, partial writes resumed; ``uncached``: see the module docstring); returns the
+    number of bytes written. The views are consumed. A write that takes everything, the
     usual case, returns at once: no Python between it and the caller's next system call
     (which matters on a writer thread, see :func:`atomic_write`), and the file's device is
     looked up only once some filesystem has refused an uncached write."""
