@@ -46,7 +46,7 @@ from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 from ._fused_reductions import reduce_mixed
-from ._reduction_worker import Pending, ReductionWorker
+from ._reduction_worker import Pending, ReductionWorker, fill_records
 from ._tensors import tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
@@ -150,10 +150,10 @@ class DeviceReductions:
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
         for (ops, device), items in pending.items():
+            records = [(record, dtype) for record, _, dtype in items]
             try:
                 if device.type == "cpu" and self.off_thread:  # copied now, reduced on the worker's thread
                     worker = self._worker = self._worker or ReductionWorker()
-                    records = [(record, dtype) for record, _, dtype in items]
                     self._reducing.append(worker.submit([t for _, t, _ in items], ops, records))
                     self.host_bytes += len(items) * len(ops) * 8  # the float64 results (reach the records)
                     continue
@@ -180,7 +180,7 @@ class DeviceReductions:
                 event.record()
                 result = host
             self.host_bytes += result.numel() * result.element_size()
-            self._done.append(([(record, dtype) for record, _, dtype in items], result, event))
+            self._done.append((records, result, event))
 
     @property
     def pending(self) -> bool:
@@ -208,10 +208,7 @@ class DeviceReductions:
         for records, result, event in done:
             if event is not None:
                 event.synchronize()
-            table = result.numpy()
-            with np.errstate(over="ignore"):
-                for (record, dtype), row in zip(records, table, strict=True):
-                    record.values = row.astype(dtype)
+            fill_records(records, result.numpy())
         if worker is not None:
             worker.raise_failure()
 

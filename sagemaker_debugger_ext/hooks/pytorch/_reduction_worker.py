@@ -50,7 +50,7 @@ from .._json_config import writer_nice
 from .._step_reductions import Reductions
 from ._batched_reductions import Batch, Workspace, _Layout, copy_part, reduce_part
 
-__all__ = ["SLOTS", "ReductionWorker"]
+__all__ = ["SLOTS", "ReductionWorker", "fill_records"]
 
 #: workspaces a worker keeps (each at most ``MAX_VALUES`` float64 values): a step's weights
 #: and its gradients are reduced while the next step's weights are copied
@@ -178,9 +178,14 @@ class _State:
 
 def _fill(pending: Pending) -> None:
     """The batch's values into its records (from the parts' quantities)."""
-    table = pending.batch.result(pending.found).numpy()  # type: ignore[arg-type]
+    fill_records(pending.records, pending.batch.result(pending.found).numpy())  # type: ignore[arg-type]
+
+
+def fill_records(records: Sequence[tuple[Reductions, np.dtype[Any]]], table: np.ndarray) -> None:
+    """Each row of ``table`` (float64, a batch's results on the host) into its record, in the
+    record's stored dtype (beyond its range: inf, as the NumPy path)."""
     with np.errstate(over="ignore"):
-        for (record, dtype), row in zip(pending.records, table, strict=True):
+        for (record, dtype), row in zip(records, table, strict=True):
             record.values = row.astype(dtype)
 
 
