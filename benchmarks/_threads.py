@@ -19,11 +19,11 @@ def as_hook_writer() -> None:
 def write_as_hook(path: os.PathLike[str] | str, arrays: Sequence[Any]) -> None:
     """Write ``arrays`` back to back to the new file ``path`` as the hook writes an event file
     (uncached where the hook's is, see ``format/_files.py``), without its temporary name."""
-    from sagemaker_debugger_ext.format._files import _write_all
+    from sagemaker_debugger_ext.format._files import _byte_views, _write_views
     from sagemaker_debugger_ext.hooks._json_config import writer_uncached
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        _write_all(fd, [memoryview(a).cast("B") for a in arrays], uncached=writer_uncached(os.environ))
+        _write_views(fd, _byte_views(arrays), uncached=writer_uncached(os.environ))
     finally:
         os.close(fd)
