@@ -24,7 +24,25 @@ from ._outputs import TensorBoardExport
 from ._reduction_config import reduction_tensor_names
 from ._step_reductions import RawRecord, Reductions, ReductionsBatcher, write_records
 
-__all__ = ["StepOutput"]
+__all__ = ["StepOutput", "raw_only"]
+
+
+def raw_only(colls: Sequence[Collection]) -> bool:
+    """Whether :meth:`StepOutput.write_tensor` with the collections ``colls`` writes the raw
+    tensor and nothing else (no reductions, no shape; TensorBoard aside): framework hooks then
+    call :meth:`StepOutput.write_raw` directly, the per-tensor fast path of a saved step."""
+    raw = False
+    for coll in colls:
+        cfg = coll.reduction_config
+        if cfg is None:
+            raw = True
+            continue
+        if cfg.save_shape or (
+            coll.name not in SCALAR_COLLECTIONS and (cfg.reductions or cfg.abs_reductions or cfg.norms or cfg.abs_norms)
+        ):
+            return False
+        raw = raw or cfg.save_raw_tensor
+    return raw
 
 
 class StepOutput:

@@ -27,15 +27,18 @@ from ...modes import ModeKeys
 from .._arena import SlotCopies
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
 from .._hook import BaseHook
+from .._step import raw_only
 from ._device_reductions import DeviceReductions
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
 from ._save_plan import SavePlan, make_plan
 from ._singleton import track
-from ._tensors import iter_tensors, tensor_to_numpy
+from ._tensors import NUMPY_OK, iter_tensors, tensor_to_numpy
 
 __all__ = ["Hook"]
+
+_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # not subclasses (DTensor shards, tensor wrappers)
 
 
 class Hook(BaseHook):
@@ -345,8 +348,15 @@ class Hook(BaseHook):
         return super()._to_numpy(value)
 
     def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
-        if self._tb is not None or not self._device_reductions.take(name, value, collections, self._output_for_step):
-            super()._write_for(name, value, collections, private)
+        if self._tb is None:
+            if value.__class__ in _PLAIN and value.dtype in NUMPY_OK and value.is_cpu and raw_only(collections):
+                # the usual saved tensor (a CPU weight, gradient or loss saved raw): its NumPy
+                # view copied into the step, with none of the general path's Python per tensor
+                self._output_for_step().write_raw(name, value.detach().numpy(), private=private)
+                return
+            if self._device_reductions.take(name, value, collections, self._output_for_step):
+                return
+        super()._write_for(name, value, collections, private)
 
     def _end_step(self, *, final: bool = False) -> None:
         if self._device_reductions.pending:  # the step's scalars reach the host before its files

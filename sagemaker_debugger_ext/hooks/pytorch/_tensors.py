@@ -9,23 +9,24 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["iter_tensors", "tensor_to_numpy"]
+__all__ = ["NUMPY_OK", "iter_tensors", "tensor_to_numpy"]
 
 
 def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
     """A CPU numpy view (no copy for CPU tensors: the step writer copies what it writes);
     bfloat16 as raw uint16 bits with dtype ``"bfloat16"``."""
     t = value.detach()
-    if t.dtype in _NUMPY_OK and t.is_cpu:  # the usual case first (per saved tensor)
+    if t.dtype in NUMPY_OK and t.is_cpu:  # the usual case first (per saved tensor)
         return t.numpy(), None
     if t.dtype == torch.bfloat16:
         return t.to("cpu").contiguous().view(torch.int16).numpy().view(np.uint16), "bfloat16"
-    if t.dtype not in _NUMPY_OK:
+    if t.dtype not in NUMPY_OK:
         t = t.float()
     return (t.numpy() if t.is_cpu else t.cpu().numpy()), None
 
 
-_NUMPY_OK = {
+#: the dtypes whose CPU tensors ``.numpy()`` views as they are
+NUMPY_OK = {
     torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64,
     torch.uint8, torch.bool, torch.complex64, torch.complex128,
 }  # fmt: skip
