@@ -76,7 +76,7 @@ class Hook(BaseHook):
         self._attached: tuple[bool, frozenset[Collection]] | None = None  # the plan of self._handles
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
         self._plans: dict[tuple[bool, frozenset[Collection]], SavePlan] = {}
-        self._callbacks: dict[tuple[str, bool, bool] | str, Any] = {}
+        self._callbacks: dict[tuple[str, bool, bool] | tuple[str, bool], Any] = {}
         self._io_index: dict[str, int] = {}
         self._activation_prefixes: dict[str, tuple[str, ...]] = {}
         self._forward_started = 0.0
@@ -293,21 +293,30 @@ class Hook(BaseHook):
             self._callbacks[key] = callback
         return callback
 
-    def _grad_callback(self, name: str) -> Any:
-        """The (cached) gradient hook saving ``name`` (``gradient/<parameter>``)."""
-        callback = self._callbacks.get(name)
+    def _grad_callback(self, name: str, deferred: bool = False) -> Any:
+        """The (cached) gradient hook saving ``name`` (``gradient/<parameter>``); ``deferred``:
+        saved when the backward pass ends (reductions only, see ``DeviceReductions.defer``)."""
+        key = (name, deferred)
+        callback = self._callbacks.get(key)
         if callback is None:
 
             def callback(grad: torch.Tensor) -> None:
                 if not self._disabled and grad is not None:
-                    self._guarded(self._save_for_tensor, name, grad)
+                    if deferred:
+                        self._device_reductions.defer(self._save_deferred, name, grad)
+                    else:
+                        self._guarded(self._save_for_tensor, name, grad)
                 self._grads_left -= 1
                 if self._grads_left == 0 and self._output is not None:
                     # the backward pass is over: reduce its gradients while the optimizer runs
                     self._output.hand_over()
 
-            self._callbacks[name] = callback
+            self._callbacks[key] = callback
         return callback
+
+    def _save_deferred(self, name: str, grad: torch.Tensor) -> None:
+        if not self._disabled:
+            self._guarded(self._save_for_tensor, name, grad)
 
     def _write_io(self, name: str, suffix: str, value: Any) -> None:
         key = name + suffix

@@ -44,8 +44,10 @@ def make_plan(hook: Hook, train: bool) -> SavePlan:
             gname = GRADIENT_PREFIX + name
             # matched, not registered: a frozen parameter's gradient is listed in its
             # collections only once one is saved (by the gradient hook)
-            if any(c in due and c.matches(gname) for c in hook._to_save):
-                grads.append((param, hook._grad_callback(gname)))
+            colls = tuple(c for c in hook._to_save if c in due and c.matches(gname))
+            if colls:  # reductions only on the device (no TensorBoard): saved at the backward pass's end
+                deferred = hook._tb is None and hook._device_reductions.defers(colls, param)
+                grads.append((param, hook._grad_callback(gname, deferred)))
     params = [(name, param, colls) for name, param in hook._params
               if (colls := tuple(c for c in hook._collections_of(name) if c in due))]  # fmt: skip
     return SavePlan(forward, grads, params)
