@@ -4,7 +4,9 @@ bfloat16, TensorBoard) the general one. Both must write the same files."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -110,3 +112,81 @@ def test_fast_and_general_paths_write_the_same_trial(tmp_path: Path) -> None:
                 np.testing.assert_array_equal(mine.value(step), theirs.value(step), err_msg=name)
             for op in ops:  # min and max: exact on either path
                 assert mine.reduction_value(step, op) == theirs.reduction_value(step, op), (name, op)
+
+
+def _grad_hook(out: Path, interval: int) -> smd.Hook:
+    return smd.Hook(out_dir=out, save_config=smd.SaveConfig(save_interval=interval), context=TrainingContext(),
+                    include_collections=["gradients"])  # fmt: skip
+
+
+def test_gradient_hooks_set_directly_are_one_per_parameter_and_gone_after_the_step(tmp_path: Path) -> None:
+    """A parameter without hooks of its own gets the hook's gradient hook set in one call
+    (no module hook attached at all here): exactly one per saved step, kept across saved
+    steps that save the same, removed (None, not an empty dict) by the next step that saves
+    nothing; every saved step has its gradient, equal to the parameter's."""
+    torch.manual_seed(0)
+    model = _Net()
+    hook = _grad_hook(tmp_path, 2)
+    hook.register_module(model)
+    x = torch.randn(4, 6)
+    grads = {}
+    for step in range(5):
+        model.zero_grad()
+        model(x).pow(2).sum().backward()
+        hooks = model.fc1.weight._backward_hooks
+        if step % 2 == 0:
+            assert hooks is not None and len(hooks) == 1, step
+            grads[step] = model.fc1.weight.grad.numpy().copy()
+        else:
+            assert hooks is None, step
+    hook.close()
+    tensor = create_trial(str(tmp_path)).tensor("gradient/_Net_fc1.weight")
+    assert tensor.steps() == [0, 2, 4]
+    for step, grad in grads.items():
+        np.testing.assert_array_equal(tensor.value(step), grad)
+
+    hook = _grad_hook(tmp_path / "every", 1)  # consecutive saved steps keep the same one
+    hook.register_module(model)
+    seen = []
+    for _ in range(3):
+        model(x).sum().backward()
+        seen.append(list(model.fc1.weight._backward_hooks.values()))
+    assert seen[0] == seen[1] == seen[2] and len(seen[0]) == 1
+    hook.close()
+    assert model.fc1.weight._backward_hooks is None
+
+
+def test_gradient_hooks_of_others_run_and_stay(tmp_path: Path) -> None:
+    """Hooks registered on a parameter by others, before the hook's (it then registers its
+    own beside them) or while the hook's is set, run at every backward and stay after the
+    hook's is removed; the hook saves each saved step's gradient once."""
+    torch.manual_seed(0)
+    model = _Net()
+    calls = {"before": 0, "during": 0}
+
+    def count(key: str) -> Any:
+        def hook_fn(grad: torch.Tensor) -> None:
+            calls[key] += 1
+
+        return hook_fn
+
+    model.fc2.weight.register_hook(count("before"))
+    hook = _grad_hook(tmp_path, 2)
+    hook.register_module(model)
+    x = torch.randn(4, 6)
+    model(x).sum().backward()  # step 0: saved; fc1.weight holds only the hook's, set directly
+    model.fc1.weight.register_hook(count("during"))
+    model(x).sum().backward()  # step 1: nothing saved; the hook's own removed, the other kept
+    assert len(model.fc1.weight._backward_hooks) == 1 and len(model.fc2.weight._backward_hooks) == 1
+    model(x).sum().backward()  # step 2: saved, the hook's registered beside the others
+    assert len(model.fc1.weight._backward_hooks) == 2 and len(model.fc2.weight._backward_hooks) == 2
+    model(x).sum().backward()  # step 3
+    hook.close()
+    assert calls == {"before": 4, "during": 3}
+    assert len(model.fc1.weight._backward_hooks) == 1 and len(model.fc2.weight._backward_hooks) == 1
+    trial = create_trial(str(tmp_path))
+    for name in ("gradient/_Net_fc1.weight", "gradient/_Net_fc2.weight"):
+        assert trial.tensor(name).steps() == [0, 2], name
+    for index in (tmp_path / "index").rglob("*.json"):  # one record per gradient and step
+        names = [entry["tensorname"] for entry in json.loads(index.read_text())["tensor_payload"]]
+        assert len(names) == len(set(names)) == 4, index

@@ -16,6 +16,7 @@ honoured too. Every registered module carries smdebug's ``_module_name`` attribu
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -38,6 +39,8 @@ from ._tensors import NUMPY_OK, iter_tensors, tensor_to_numpy
 
 __all__ = ["Hook"]
 
+#: the key of the gradient hooks ``_attach`` sets without ``register_hook`` (torch's handles use ints)
+_GRAD_HOOK = "sagemaker_debugger_ext"
 _PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # not subclasses (DTensor shards, tensor wrappers)
 
 
@@ -212,7 +215,7 @@ class Hook(BaseHook):
         if self._layer_stats.active:  # the optimizer has stepped: the ending step's update ratios
             self._layer_stats.finish()
         self._start_step()
-        if self._handles and self._attached != (self._train_mode(), self._due):
+        if (self._handles or self._hooked_params) and self._attached != (self._train_mode(), self._due):
             self._detach()  # kept when this step saves what the last one saved
         if self._io_index:
             self._io_index.clear()
@@ -228,7 +231,7 @@ class Hook(BaseHook):
                 self._layer_stats.begin(self._params)
         if self._sharded:
             self._sharded.on_step(self)
-        if self._handles or self._sharded or self._layer_stats.active:  # the next step ends them
+        if self._handles or self._hooked_params or self._sharded or self._layer_stats.active:  # ended next step
             self._quiet.allow(None)
 
     def _forward_end(self, module: torch.nn.Module, inputs: Any, outputs: Any) -> None:
@@ -245,13 +248,18 @@ class Hook(BaseHook):
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = make_plan(self, train)
-        if not self._handles:  # else still attached from the last step, which saved the same
+        if not self._handles and not self._hooked_params:  # else attached by the last step, which saved the same
             self._attached = key
             for mod, callback in plan.forward:
                 self._handles.append(mod.register_forward_hook(callback))
             for param, callback in plan.grads:
                 if param.requires_grad:  # may have been frozen since the plan was made
-                    self._handles.append(param.register_hook(callback))
+                    if param._backward_hooks is None and param.__class__ is torch.nn.Parameter:
+                        # nobody else's hook on it: ours set in one call, as register_hook
+                        # would (without its handle's Python, 5 us a parameter)
+                        param._backward_hooks = OrderedDict(((_GRAD_HOOK, callback),))
+                    else:
+                        self._handles.append(param.register_hook(callback))
                     self._hooked_params.append(param)
         self._grads_left = len(self._hooked_params)
         return plan
@@ -269,10 +277,13 @@ class Hook(BaseHook):
             handle.remove()
         self._handles.clear()
         for param in self._hooked_params:
+            hooks = param._backward_hooks
+            if hooks:  # ours, set by _attach (hooks registered since then by others stay)
+                hooks.pop(_GRAD_HOOK, None)
             # Removing a tensor hook leaves an empty ``_backward_hooks`` dict whose C++ side
             # still runs on every backward (GIL, a tensor wrapper per parameter): about 1 % of
             # a short step, on every step after the first saved one. Drop it when empty.
-            if not param._backward_hooks:
+            if not hooks and hooks is not None:
                 param._backward_hooks = None
         self._hooked_params.clear()
 
