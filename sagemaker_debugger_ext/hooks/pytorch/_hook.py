@@ -39,8 +39,8 @@ from ._tensors import NUMPY_OK, iter_tensors, tensor_to_numpy
 
 __all__ = ["Hook"]
 
-#: the key of the gradient hooks ``_attach`` sets without ``register_hook`` (torch's handles use ints)
-_GRAD_HOOK = "sagemaker_debugger_ext"
+#: the key of the gradient hooks ``_attach`` sets without ``register_hook`` (torch's handles: ints from 0)
+_GRAD_HOOK = -0x5D0
 _PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # not subclasses (DTensor shards, tensor wrappers)
 
 
