@@ -1,5 +1,6 @@
 """Gradients saved as reductions only on their device are saved when the backward pass ends,
-all together (``DeviceReductions.defer``); other gradients are saved as backward delivers them."""
+all together (``DeviceReductions.defer``); other gradients are saved as backward delivers them.
+The device path's per-tensor decision follows the collections' reduction configs."""
 
 from __future__ import annotations
 
@@ -118,3 +119,30 @@ def test_a_failure_saving_a_deferred_gradient_is_raised_by_the_next_step(
         net(torch.ones(3, 4))
     monkeypatch.undo()
     hook.close()
+
+
+def test_a_reduction_config_replaced_between_steps_takes_effect_at_the_next_step(tmp_path: Path) -> None:
+    """The device path keeps its plan per collections only while their reduction configs stay:
+    a collection given another config saves the new reductions from the next step on."""
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=REDUCTIONS,
+                include_collections=["weights", "gradients"], context=TrainingContext())  # fmt: skip
+    net = torch.nn.Linear(4, 2)
+    hook.register_module(net)
+    x = torch.ones(3, 4)
+    net(x).sum().backward()
+    for name in ("weights", "gradients"):
+        hook.get_collection(name).reduction_config = ReductionConfig(reductions=["sum"], abs_reductions=["max"])
+    net(x).sum().backward()
+    net(x)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for name in ("Linear_weight", "gradient/Linear_weight"):
+        assert set(trial.tensor(name).reduction_values(0)) == {
+            ("min", False),
+            ("max", False),
+            ("mean", False),
+            ("l2", False),
+        }
+        assert set(trial.tensor(name).reduction_values(1)) == {("sum", False), ("max", True)}
+    weight = net.weight.detach().double()
+    assert trial.tensor("Linear_weight").reduction_value(1, "sum") == pytest.approx(float(weight.sum()))

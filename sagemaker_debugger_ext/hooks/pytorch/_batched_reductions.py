@@ -40,6 +40,7 @@ of one dtype other than float64) copies into a buffer of that dtype at the same 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -120,11 +121,11 @@ class Workspace:
         they share one (not float64), which :func:`reduce_part` converts (the copy then moves
         half the bytes or less on the caller's thread; the worker converts)."""
         device = tensors[0].device
-        shapes = tuple(t.shape for t in tensors)
+        shapes = tuple([t.shape for t in tensors])
         stage = None
         if staged:
             stage = tensors[0].dtype
-            if stage == _F64 or any(t.dtype != stage for t in tensors):
+            if stage == _F64 or len({t.dtype for t in tensors}) > 1:
                 stage = None
         key = (device, shapes, stage)
         layout = self._layouts.get(key)
@@ -169,31 +170,21 @@ class Batch:
 
     def __init__(self, tensors: Sequence[torch.Tensor], ops: Ops) -> None:
         limit = max(1, MAX_VALUES // WIDTH) * WIDTH  # a piece's padded rows fit the workspace
-        pieces: list[torch.Tensor] = []
-        split: list[int] | None = None  # pieces per tensor, once a tensor is split
-        for i, tensor in enumerate(tensors):
-            if tensor.numel() <= limit:
-                pieces.append(tensor)
-                if split is not None:
-                    split.append(1)
-                continue
-            if split is None:
-                split = [1] * i
-            before = len(pieces)
-            pieces.extend(_pieces(tensor, limit))
-            split.append(len(pieces) - before)
-        self.parts: list[list[torch.Tensor]] = [[]]
-        values = 0
-        for piece in pieces:
-            n = -(-piece.numel() // WIDTH) * WIDTH
-            if self.parts[-1] and values + n > MAX_VALUES:
-                self.parts.append([])
-                values = 0
-            self.parts[-1].append(piece)
-            values += n
-        self.split = split
+        sizes = tuple([t.numel() for t in tensors])
+        self.split: list[int] | None = None  # pieces per tensor, once a tensor is split
         self.ops = ops
         self.names = quantities(ops)
+        if max(sizes) <= limit:  # the usual batch: every tensor whole (the parts kept per sizes)
+            self.parts = [list(tensors[start:end]) for start, end in _part_bounds(sizes, MAX_VALUES)]
+            return
+        pieces: list[torch.Tensor] = []
+        split = self.split = []
+        for tensor, size in zip(tensors, sizes, strict=True):
+            before = len(pieces)
+            pieces.extend(_pieces(tensor, limit) if size > limit else (tensor,))
+            split.append(len(pieces) - before)
+        bounds = _part_bounds(tuple([piece.numel() for piece in pieces]), MAX_VALUES)
+        self.parts = [pieces[start:end] for start, end in bounds]
 
     def result(self, found: Sequence[dict[str, torch.Tensor]]) -> torch.Tensor:
         """The ``(tensors, ops)`` float64 result from the parts' quantities ``found`` (in order)."""
@@ -258,8 +249,29 @@ def _pieces(tensor: torch.Tensor, limit: int) -> list[torch.Tensor]:
     return [tensor[i : i + rows] for i in range(0, tensor.shape[0], rows)]
 
 
+@functools.lru_cache(maxsize=256)
+def _part_bounds(sizes: tuple[int, ...], most: int) -> tuple[tuple[int, int], ...]:
+    """``(start, end)`` of each part of pieces of ``sizes`` values: consecutive pieces whose
+    padded rows fit ``most`` values together (each piece fits alone)."""
+    bounds = []
+    start = values = 0
+    for i, size in enumerate(sizes):
+        n = -(-size // WIDTH) * WIDTH
+        if i > start and values + n > most:
+            bounds.append((start, i))
+            start, values = i, 0
+        values += n
+    bounds.append((start, len(sizes)))
+    return tuple(bounds)
+
+
 def quantities(ops: Ops) -> tuple[str, ...]:
     """The base quantities ``ops`` derive from (see ``derivation``), with what they need."""
+    return _quantities(tuple(ops))
+
+
+@functools.lru_cache(maxsize=64)
+def _quantities(ops: Ops) -> tuple[str, ...]:
     names = {derivation(op, is_abs)[1] for op, is_abs in ops}
     names |= {n.removesuffix("variance") + "sum" for n in names if n.endswith("variance")}
     return (*sorted(names), "count")

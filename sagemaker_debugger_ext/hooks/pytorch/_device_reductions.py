@@ -40,7 +40,7 @@ import torch
 from ...format import BackgroundWriter
 from .._arrays import float_view
 from .._collections import Collection
-from .._device_plan import DEVICE_OPS, device_plan
+from .._device_plan import DEVICE_OPS, Ops, device_plan
 from .._step import StepOutput
 from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
@@ -62,7 +62,8 @@ _STORED: dict[torch.dtype, np.dtype[Any]] = {
     torch.float16: np.dtype(np.float16),
     torch.bfloat16: np.dtype(np.float32),  # the NumPy path reduces bf16 values as float32
 }
-_DEVICES = frozenset({"cpu", "cuda"})
+#: tensor classes that are never shards (a subclass may be a DTensor: ``is_sharded``)
+_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})
 #: autograd's engine: callbacks queued on it run when the running backward pass ends
 _ENGINE = torch.autograd.Variable._execution_engine
 
@@ -70,7 +71,7 @@ _ENGINE = torch.autograd.Variable._execution_engine
 def stored_dtype(tensor: torch.Tensor) -> np.dtype[Any] | None:
     """The dtype the reductions of ``tensor`` are stored in, or None when ``tensor`` takes the
     NumPy path (not a float tensor, empty, or on a device without float64)."""
-    if tensor.device.type not in _DEVICES or not tensor.numel():
+    if not (tensor.is_cpu or tensor.is_cuda) or not tensor.numel():
         return None
     dtype = _STORED.get(tensor.dtype)
     if dtype is None and tensor.dtype in _FLOAT8:
@@ -100,20 +101,31 @@ class DeviceReductions:
         self._worker: ReductionWorker | None = None  # CPU batches' reductions (made at the first)
         self._reducing: list[Pending] = []  # CPU batches handed to the worker since the last finish()
         self.host_bytes = 0
+        self._plans: dict[tuple[Collection, ...], tuple[tuple[Any, ...], tuple[Ops, bool] | None]] = {}
 
     def take(self, name: str, value: Any, collections: Sequence[Collection], output: Callable[[], StepOutput]) -> bool:
         """Reduce ``value`` on its device when ``collections`` (all due) ask for reductions
         only and it qualifies (see the module doc), into a record of the step's ``output()``;
         returns whether it did (else the hook copies it to the host)."""
-        if not isinstance(value, torch.Tensor) or is_sharded(value):
+        if value.__class__ not in _PLAIN and (not isinstance(value, torch.Tensor) or is_sharded(value)):
             return False
-        plan = device_plan(collections)
+        plan = self._plan(collections)
         dtype = stored_dtype(value) if plan is not None else None
         if plan is None or dtype is None:
             return False
         ops, shape = plan
         self.add(output().write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
         return True
+
+    def _plan(self, collections: Sequence[Collection]) -> tuple[Ops, bool] | None:
+        """``device_plan(collections)``, kept per collections while their reduction configs
+        are the same (a hook asks for the same few sets at every step, per tensor)."""
+        key = tuple(collections)
+        configs = tuple([c.reduction_config for c in key])
+        kept = self._plans.get(key)
+        if kept is None or kept[0] != configs:
+            kept = self._plans[key] = (configs, device_plan(key))
+        return kept[1]
 
     def add(self, record: Reductions, tensor: torch.Tensor, dtype: np.dtype[Any]) -> None:
         """Reduce ``tensor`` into ``record``: now, when the enclosing :meth:`batch` ends, or,
@@ -129,7 +141,7 @@ class DeviceReductions:
         """Whether the gradient of ``param``, due in ``collections``, is saved at the backward
         pass's end (:meth:`defer`): they ask for reductions only, all computable here, and it
         is not a shard (a DTensor takes the host path)."""
-        return not is_sharded(param) and device_plan(collections) is not None
+        return not is_sharded(param) and self._plan(collections) is not None
 
     def defer(self, save: Callable[[str, torch.Tensor], None], name: str, grad: torch.Tensor) -> None:
         """Call ``save(name, grad)`` when the running backward pass ends (now outside one), in
