@@ -116,3 +116,46 @@ def test_background_and_synchronous_writes_store_the_same_reductions(tmp_path: P
             assert a.keys() == b.keys()
             for key in a:
                 np.testing.assert_array_equal(a[key], b[key])
+
+
+def test_write_records_writes_mixed_records_in_their_order(tmp_path: Path) -> None:
+    """Raw records (with and without dtype or wall-time overrides), batched reductions of two
+    dtypes and unbatched ones, interleaved: the step's files equal writing each record on its
+    own, in the records' order."""
+    from sagemaker_debugger_ext.format import StepWriter
+    from sagemaker_debugger_ext.hooks._step_reductions import Reductions, write_records
+
+    def reductions(name: str, array: np.ndarray, ops: tuple[tuple[str, bool], ...]) -> Reductions:
+        return Reductions(name, array, ops, tuple(f"{name}/{op}" for op, _ in ops))
+
+    a32, a64 = np.arange(6, dtype=np.float32), np.linspace(0, 1, 5)
+    records = [
+        ("w0", a32, None, None),
+        ("w1", a64.reshape(5, 1), None, None),
+        reductions("g0", a32, (("max", False), ("min", False))),
+        reductions("g1", a64, (("max", False),)),
+        ("loss", np.float32([0.5]), None, None),
+        ("bits", np.arange(3, dtype=np.uint16), "bfloat16", None),
+        ("late", a32, None, 1.25e9),
+        ("i", np.arange(3), None, None),
+        reductions("ints", np.arange(4), (("max", False),)),  # integers: not batched
+    ]
+    files = {}
+    for how in ("write_records", "one_by_one"):
+        writer = StepWriter(tmp_path / how, global_step=1, worker="worker_0", clock=lambda: 1.5e9)
+        recs = [r if isinstance(r, tuple) else reductions(r.name, r.array, r.ops) for r in records]  # type: ignore[arg-type]
+        if how == "write_records":
+            write_records(writer, recs)
+        else:
+            for record in recs:
+                if isinstance(record, tuple):
+                    name, array, dtype, wall_time = record
+                    writer.write_tensor(name, array, dtype=dtype, wall_time=wall_time)
+                    continue
+                values = compute_reductions(record.ops, record.array)
+                for name, value in zip(record.names, values, strict=True):
+                    writer.write_tensor(name, np.asarray(value).reshape(()))
+        writer.close()
+        files[how] = [p.read_bytes() for p in sorted((tmp_path / how).rglob("*")) if p.is_file()]
+    assert len(files["write_records"]) == 2
+    assert files["write_records"] == files["one_by_one"]
