@@ -226,6 +226,36 @@ def test_a_failure_in_the_worker_is_raised_by_the_hook_and_nothing_hangs(
     wait_until(lambda: not thread.is_alive(), what="the worker's thread to end")
 
 
+def test_a_batch_whose_reduction_failed_is_left_out_of_its_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Step 0's gradients fail on the worker: step 0's files hold its weights and not its
+    gradients (no record without values), and the failure is raised by a later step."""
+    real, calls = _worker.reduce_part, [0]
+
+    def reduce_part(layout: Any, names: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 2:  # step 0: its weights (1), its gradients (2)
+            raise RuntimeError("injected: the reduction failed")
+        return real(layout, names)
+
+    monkeypatch.setattr(_worker, "reduce_part", reduce_part)
+    hook = _hook(tmp_path / "run")
+    net = _net()
+    hook.register_module(net)
+    x = torch.randn(8, 16)
+    with pytest.raises(RuntimeError, match="injected"):
+        for _ in range(3):
+            net(x).square().mean().backward()
+            reducing = list(hook._device_reductions._reducing)
+            wait_until(lambda r=reducing: all(p.done for p in r), what="the step's batches")  # failed or not
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("Sequential_0.weight").reduction_values(0)
+    gradient = "gradient/Sequential_0.weight"
+    assert not trial.has_tensor(gradient) or 0 not in trial.tensor(gradient).steps()
+
+
 def test_with_never_crash_a_failure_in_the_worker_stops_the_hook_and_training_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -35,7 +35,8 @@ the copy can be made on one thread, when the values are defined, and the passes 
 (``_reduction_worker``, CPU). A staged layout (``Workspace.layout(..., staged=True)``, parts
 of one dtype other than float64) copies into a buffer of that dtype at the same positions
 (half the bytes of float64 or less, on the copying thread: at most ``MAX_VALUES`` values,
-16 MiB for float32), which :func:`reduce_part` converts into the float64 workspace first.
+16 MiB for float32), which :func:`reduce_part` converts into the float64 workspace first
+(a float32 stage's min and max are taken from the stage itself: exact, half the bytes).
 """
 
 from __future__ import annotations
@@ -313,11 +314,24 @@ def reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor
 
 
 def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
-    buffer, flat = layout.buffer, layout.buffer.view(-1)
-    if layout.stage is not None:
-        flat.copy_(layout.stage)  # the padded tails too: each is set below before it is read
+    buffer, flat, stage = layout.buffer, layout.buffer.view(-1), layout.stage
     found: dict[str, torch.Tensor] = {"count": layout.count}
     tail = ""  # what the rows' padded tails hold now: "", "0", "1", "first" or "mean"
+
+    def per_tensor(rows: torch.Tensor, how: str) -> torch.Tensor:
+        # unsafe: the lengths are ours; checking them would wait for the device (CUDA)
+        return torch.segment_reduce(rows, how, lengths=layout.rows, unsafe=True)
+
+    if stage is not None:
+        extremes = sorted({"min", "max"} & set(names))
+        if extremes and stage.dtype == torch.float32:  # exact in float32, from half the bytes of float64
+            if layout.pad.numel():
+                stage.index_copy_(0, layout.pad, stage[layout.pad_first])
+                tail = "first"
+            rows = stage.view(-1, WIDTH)
+            for base in extremes:
+                found[base] = per_tensor((rows.amin(1) if base == "min" else rows.amax(1)).to(_F64), base)
+        flat.copy_(stage)  # the padded tails too: each is set below before it is read
 
     def set_tail(kind: str, mean: torch.Tensor | None = None) -> None:
         nonlocal tail
@@ -329,12 +343,8 @@ def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tenso
             flat.index_copy_(0, layout.pad, flat[layout.pad_first] if mean is None else mean[layout.pad_owner])
         tail = kind
 
-    def per_tensor(rows: torch.Tensor, how: str) -> torch.Tensor:
-        # unsafe: the lengths are ours; checking them would wait for the device (CUDA)
-        return torch.segment_reduce(rows, how, lengths=layout.rows, unsafe=True)
-
     for prefix in ("", "abs_"):
-        wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix)}
+        wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix) and n not in found}
         if prefix and wanted:
             buffer.abs_()  # tails of 0, 1 or a tensor's first value stay valid (a mean is set after a sum)
         if wanted & {"min", "max"}:

@@ -244,10 +244,11 @@ class DeviceReductions:
         worker = self._worker
         if self._reducing and worker is not None:
             reducing, self._reducing = self._reducing, []
-            if background is not None:
-                background.submit_call(partial(_wait, worker, reducing), counted=False)
-            else:
-                _wait(worker, reducing)
+            if any(not p.done or p.error is not None for p in reducing):  # else reduced and filled already
+                if background is not None:
+                    background.submit_call(partial(_wait, worker, reducing), counted=False)
+                else:
+                    _wait(worker, reducing)
         done, self._done = self._done, []
         for records, result, event in done:
             if event is not None:
