@@ -2,8 +2,8 @@
 
 A forward pre-hook on the registered top module (``forward_pre_hook``) closes the previous
 step and starts the next one. Only on a step where some collection is due does the hook
-attach its forward hooks (module inputs/outputs, losses) and gradient hooks, and save
-parameters; they are removed when the step ends, so steps that save nothing cost one
+attach its forward hooks (module inputs/outputs, losses) and gradient hooks (``_step_hooks``),
+and save parameters; they are removed when the step ends, so steps that save nothing cost one
 counter update.
 
 Subclasses keep smdebug's extension points: a subclass that overrides ``forward_hook`` or
@@ -16,7 +16,6 @@ honoured too. Every registered module carries smdebug's ``_module_name`` attribu
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -24,27 +23,23 @@ import numpy as np
 import torch
 
 from ..._exceptions import HookError, field_error_message
-from ...modes import ModeKeys
 from .._arena import SlotCopies
 from .._collections import GRADIENT_PREFIX, PYTORCH_BUILTIN_REGEXES, Collection, CollectionKeys
-from .._hook import BaseHook
 from .._step import raw_only
 from ._device_reductions import DeviceReductions
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
-from ._save_plan import SavePlan, make_plan
 from ._singleton import track
+from ._step_hooks import StepHooks
 from ._tensors import NUMPY_OK, iter_tensors, tensor_to_numpy
 
 __all__ = ["Hook"]
 
-#: the key of the gradient hooks ``_attach`` sets without ``register_hook`` (torch's handles: ints from 0)
-_GRAD_HOOK = -0x5D0
 _PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # not subclasses (DTensor shards, tensor wrappers)
 
 
-class Hook(BaseHook):
+class Hook(StepHooks):
     """Saves a PyTorch model's tensors while it trains (same API as ``smdebug.pytorch.Hook``).
 
     Example::
@@ -73,13 +68,8 @@ class Hook(BaseHook):
         self._loss_modules: dict[torch.nn.Module, str] = {}
         self._params: list[tuple[str, torch.nn.Parameter]] = []
         self._sharded = ShardedParams()  # FSDP2 DTensor parameters: gathered to save (_distributed)
-        self._handles: list[Any] = []
-        self._hooked_params: list[torch.nn.Parameter] = []
-        self._grads_left = 0  # gradient hooks of this step that have not run yet
-        self._attached: tuple[bool, frozenset[Collection]] | None = None  # the plan of self._handles
+        self._init_step_hooks()
         self._io_colls: dict[tuple[torch.nn.Module, str], tuple[Collection, ...]] = {}
-        self._plans: dict[tuple[bool, frozenset[Collection]], SavePlan] = {}
-        self._callbacks: dict[tuple[str, bool, bool] | tuple[str, bool], Any] = {}
         self._io_index: dict[str, int] = {}
         self._activation_prefixes: dict[str, tuple[str, ...]] = {}
         self._forward_started = 0.0
@@ -240,94 +230,6 @@ class Hook(BaseHook):
             self._metrics.record(
                 "forward", self._forward_started, time.time(), clock.mode_steps[clock.mode], clock.mode
             )
-
-    def _attach(self) -> SavePlan:
-        """Attach forward and gradient hooks for this (saved) step only."""
-        train = self._train_mode()
-        key = (train, self._due)
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self._plans[key] = make_plan(self, train)
-        if not self._handles and not self._hooked_params:  # else attached by the last step, which saved the same
-            self._attached = key
-            for mod, callback in plan.forward:
-                self._handles.append(mod.register_forward_hook(callback))
-            for param, callback in plan.grads:
-                if param.requires_grad:  # may have been frozen since the plan was made
-                    if param._backward_hooks is None and param.__class__ is torch.nn.Parameter:
-                        # nobody else's hook on it: ours set in one call, as register_hook
-                        # would (without its handle's Python, 5 us a parameter)
-                        param._backward_hooks = OrderedDict(((_GRAD_HOOK, callback),))
-                    else:
-                        self._handles.append(param.register_hook(callback))
-                    self._hooked_params.append(param)
-        self._grads_left = len(self._hooked_params)
-        return plan
-
-    def _forget_plans(self) -> None:
-        self._plans.clear()
-        self._attached = None  # the attached hooks follow a forgotten plan: re-attached next step
-
-    def _train_mode(self) -> bool:
-        return self._clock.mode not in (ModeKeys.EVAL, ModeKeys.PREDICT)
-
-    def _detach(self) -> None:
-        self._attached = None
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
-        for param in self._hooked_params:
-            hooks = param._backward_hooks
-            if hooks:  # ours, set by _attach (hooks registered since then by others stay)
-                hooks.pop(_GRAD_HOOK, None)
-            # Removing a tensor hook leaves an empty ``_backward_hooks`` dict whose C++ side
-            # still runs on every backward (GIL, a tensor wrapper per parameter): about 1 % of
-            # a short step, on every step after the first saved one. Drop it when empty.
-            if not hooks and hooks is not None:
-                param._backward_hooks = None
-        self._hooked_params.clear()
-
-    def _forward_callback(self, name: str, inputs: bool, outputs: bool) -> Any:
-        """The (cached) forward hook saving module ``name``'s inputs and/or outputs."""
-        key = (name, inputs, outputs)
-        callback = self._callbacks.get(key)
-        if callback is None:
-
-            def callback(module: torch.nn.Module, args: Any, result: Any) -> None:
-                if self._disabled:
-                    return
-                if inputs:
-                    self._write_inputs(name, args)
-                if outputs:
-                    self._write_outputs(name, result)
-
-            self._callbacks[key] = callback
-        return callback
-
-    def _grad_callback(self, name: str, deferred: bool = False) -> Any:
-        """The (cached) gradient hook saving ``name`` (``gradient/<parameter>``); ``deferred``:
-        saved when the backward pass ends (reductions only, see ``DeviceReductions.defer``)."""
-        key = (name, deferred)
-        callback = self._callbacks.get(key)
-        if callback is None:
-
-            def callback(grad: torch.Tensor) -> None:
-                if not self._disabled and grad is not None:
-                    if deferred:
-                        self._device_reductions.defer(self._save_deferred, name, grad)
-                    else:
-                        self._guarded(self._save_for_tensor, name, grad)
-                self._grads_left -= 1
-                if self._grads_left == 0 and self._output is not None:
-                    # the backward pass is over: reduce its gradients while the optimizer runs
-                    self._output.hand_over()
-
-            self._callbacks[key] = callback
-        return callback
-
-    def _save_deferred(self, name: str, grad: torch.Tensor) -> None:
-        if not self._disabled:
-            self._guarded(self._save_for_tensor, name, grad)
 
     def _write_io(self, name: str, suffix: str, value: Any) -> None:
         key = name + suffix
