@@ -2,7 +2,8 @@
 
 Composed of collaborators it holds: :class:`~._clock.StepClock` (the step counters),
 :class:`~._quiet.QuietSteps`, :class:`~._saving.ExplicitSaves`, :class:`~._guard.CrashGuard`
-and :class:`~._writer.HookWriter` (files and writer thread, opened at the first write). Hot path:
+and :class:`~._writer.HookWriter` (files and writer thread, opened at the first write); the
+collections API is its base :class:`~._hook_collections.HookCollections`. Hot path:
 a step that saves nothing costs one clock advance and one schedule check per included collection
 (``_start_step``); framework adapters attach their per-tensor callbacks only for steps where something is due.
 """
@@ -34,6 +35,7 @@ from ._collections import (
 from ._context import TrainingContext
 from ._due import NOTHING_DUE, DueCollections
 from ._guard import CrashGuard
+from ._hook_collections import HookCollections
 from ._json_config import load_hook_settings
 from ._options import HookOptions
 from ._outputs import FrameworkMetrics, TensorBoardExport
@@ -53,7 +55,7 @@ def _close_at_exit(ref: weakref.ReferenceType[BaseHook]) -> None:
         hook.close()
 
 
-class BaseHook:
+class BaseHook(HookCollections):
     """Shared machinery of every hook (smdebug's ``BaseHook``); framework hooks inherit its
     constructor (XGBoost's appends its own arguments) and set up in :meth:`_init_adapter`."""
 
@@ -165,42 +167,7 @@ class BaseHook:
         settings.apply_to(hook.collection_manager)
         return hook
 
-    # --- collections ---------------------------------------------------------------------
-    def get_collection(self, name: str, create: bool = True) -> Collection:
-        """The collection ``name`` (created when missing)."""
-        coll = self.collection_manager.get(name, create=create)
-        if self._prepared:
-            self._complete(coll)
-        return coll
-
-    def get_collections(self) -> dict[str, Collection]:
-        """Every collection by name."""
-        return self.collection_manager.collections()
-
-    def add_collection(self, collection: Collection) -> None:
-        """Add (or replace) a collection."""
-        self.collection_manager.add(collection)
-        if self._prepared:
-            self._complete(collection)
-
-    def _assign(self, tensor_name: str, collection_name: str) -> None:
-        """Make ``tensor_name`` an explicit member of ``collection_name``."""
-        known = self.collection_manager.find(collection_name) if self._prepared else None
-        if known is not None and tensor_name in known.tensor_names:  # per-step calls: the usual answer
-            return
-        coll = self.get_collection(collection_name)
-        if tensor_name not in coll.tensor_names:
-            coll.add_tensor_name(tensor_name)
-            self._tensor_colls.pop(tensor_name, None)
-            self._forget_plans()
-            self._dirty = True
-
-    def _forget_plans(self) -> None:
-        """Drop what a framework adapter cached about which tensors a step saves."""
-
-    def _complete(self, coll: Collection) -> None:
-        coll.complete(self.save_config, self.reduction_config)
-
+    # --- collections: _prepare fixes what is saved (the rest: HookCollections) --------------
     def _prepare(self, *, check: bool = True) -> None:
         """Fix the collections to save; ``check`` refuses one with nothing to match, as
         smdebug does when saving starts (a hook closed before any step checks nothing)."""
@@ -214,17 +181,6 @@ class BaseHook:
         self._prepared = True
         if self._atexit is None and not self._closed:  # prepared by a first step or by Keras' fit
             self._atexit = atexit.register(_close_at_exit, weakref.ref(self))
-
-    def _collections_of(self, name: str) -> tuple[Collection, ...]:
-        colls = self._tensor_colls.get(name)
-        if colls is None:
-            colls = tuple(c for c in self._to_save if c.matches(name))
-            for c in colls:
-                if name not in c.tensor_names:
-                    c.add_tensor_name(name)
-                    self._dirty = True
-            self._tensor_colls[name] = colls
-        return colls
 
     # --- steps and modes ---------------------------------------------------------------------
     def set_mode(self, mode: ModeKeys) -> None:
