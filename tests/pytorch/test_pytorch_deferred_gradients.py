@@ -121,6 +121,36 @@ def test_a_failure_saving_a_deferred_gradient_is_raised_by_the_next_step(
     hook.close()
 
 
+def test_never_crash_a_failing_deferred_gradient_stops_saving_and_training_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deferred gradients are saved in one call of the failure boundary: with
+    ``never_crash`` the first that fails stops the hook (the others are not tried) and
+    training goes on; steps before it stay on disk."""
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=REDUCTIONS,
+                include_collections=["gradients"], context=TrainingContext(), never_crash=True)  # fmt: skip
+    net = torch.nn.Linear(4, 2)
+    hook.register_module(net)
+    net(torch.ones(3, 4)).sum().backward()  # step 0: saved
+    tried: list[str] = []
+    real = hook._device_reductions.take
+
+    def take(name: str, *args: Any) -> bool:
+        if name.startswith("gradient/"):
+            tried.append(name)
+            raise RuntimeError(f"cannot save {name}")
+        return real(name, *args)
+
+    monkeypatch.setattr(hook._device_reductions, "take", take)
+    for _ in range(2):
+        net(torch.ones(3, 4)).sum().backward()  # neither raises
+    assert len(tried) == 1 and hook._disabled
+    monkeypatch.undo()
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("gradient/Linear_weight").steps() == [0]
+
+
 def test_a_reduction_config_replaced_between_steps_takes_effect_at_the_next_step(tmp_path: Path) -> None:
     """The device path keeps its plan per collections only while their reduction configs stay:
     a collection given another config saves the new reductions from the next step on."""

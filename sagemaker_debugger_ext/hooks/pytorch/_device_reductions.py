@@ -94,8 +94,9 @@ class DeviceReductions:
         self._at_backward_end = False  # a callback at the end of the running backward pass is queued
         self._error: Exception | None = None  # what that callback raised
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
-        # gradients saved when the running backward pass ends (see defer)
-        self._deferred: list[tuple[Callable[[str, torch.Tensor], None], str, torch.Tensor]] = []
+        # gradients saved when the running backward pass ends, and what saves them (see defer)
+        self._deferred: list[tuple[str, torch.Tensor]] = []
+        self._save_grads: Callable[[list[tuple[str, torch.Tensor]]], None] | None = None
         self._done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]] = []
         self._workspace = Workspace()  # float64, on each device (see ``_batched_reductions``)
         self._worker: ReductionWorker | None = None  # CPU batches' reductions (made at the first)
@@ -143,16 +144,19 @@ class DeviceReductions:
         is not a shard (a DTensor takes the host path)."""
         return not is_sharded(param) and self._plan(collections) is not None
 
-    def defer(self, save: Callable[[str, torch.Tensor], None], name: str, grad: torch.Tensor) -> None:
-        """Call ``save(name, grad)`` when the running backward pass ends (now outside one), in
-        one :meth:`batch` with the other gradients deferred, in their order.
+    def defer(self, save: Callable[[list[tuple[str, torch.Tensor]]], None], name: str, grad: torch.Tensor) -> None:
+        """Hand ``(name, grad)`` to ``save`` when the running backward pass ends (now outside
+        one): one call ``save([(name, grad), ...])`` with every gradient deferred until then, in
+        their order, inside one :meth:`batch` (the hook's per-call work, e.g. its failure
+        boundary, runs once per pass).
 
         A gradient that :meth:`add` takes is read at the pass's end anyway; deferring the
         hook's per-tensor work (collections, records) to that point runs it in one burst
         instead of between the backward pass's kernels, where each call ran several times
         slower (cold caches; measured on the GPT-2 of ``bench_lm``: 40 against 5 µs a
         gradient). What ``save`` raises is raised by :meth:`finish`."""
-        self._deferred.append((save, name, grad))
+        self._save_grads = save
+        self._deferred.append((name, grad))
         if not self._at_backward_end and not self._queue_at_backward_end():
             self._save_deferred()
 
@@ -168,8 +172,8 @@ class DeviceReductions:
     def _save_deferred(self) -> None:
         deferred, self._deferred = self._deferred, []
         with self.batch():
-            for save, name, grad in deferred:
-                save(name, grad)
+            if deferred and self._save_grads is not None:
+                self._save_grads(deferred)
 
     def _backward_ended(self) -> None:
         self._at_backward_end = False

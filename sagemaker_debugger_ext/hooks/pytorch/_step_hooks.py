@@ -131,6 +131,13 @@ class StepHooks(BaseHook):
             self._callbacks[key] = callback
         return callback
 
-    def _save_deferred(self, name: str, grad: torch.Tensor) -> None:
+    def _save_deferred(self, grads: list[tuple[str, torch.Tensor]]) -> None:
+        """Save the gradients deferred to the backward pass's end (``DeviceReductions.defer``),
+        in one call of the failure boundary."""
         if not self._disabled:
-            self._guarded(self._save_for_tensor, name, grad)
+            self._guarded(self._save_each, grads)
+
+    def _save_each(self, grads: list[tuple[str, torch.Tensor]]) -> None:
+        save = self._save_for_tensor
+        for name, grad in grads:
+            save(name, grad)
