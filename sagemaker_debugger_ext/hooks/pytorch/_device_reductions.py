@@ -47,7 +47,7 @@ from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 from ._fused_reductions import reduce_mixed
 from ._reduction_worker import Pending, ReductionWorker, fill_records
-from ._tensors import tensor_to_numpy
+from ._tensors import PLAIN_TENSORS, tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
 
@@ -62,8 +62,6 @@ _STORED: dict[torch.dtype, np.dtype[Any]] = {
     torch.float16: np.dtype(np.float16),
     torch.bfloat16: np.dtype(np.float32),  # the NumPy path reduces bf16 values as float32
 }
-#: tensor classes that are never shards (a subclass may be a DTensor: ``is_sharded``)
-_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})
 #: autograd's engine: callbacks queued on it run when the running backward pass ends
 _ENGINE = torch.autograd.Variable._execution_engine
 
@@ -108,7 +106,7 @@ class DeviceReductions:
         """Reduce ``value`` on its device when ``collections`` (all due) ask for reductions
         only and it qualifies (see the module doc), into a record of the step's ``output()``;
         returns whether it did (else the hook copies it to the host)."""
-        if value.__class__ not in _PLAIN and (not isinstance(value, torch.Tensor) or is_sharded(value)):
+        if value.__class__ not in PLAIN_TENSORS and (not isinstance(value, torch.Tensor) or is_sharded(value)):
             return False
         plan = self._plan(collections)
         dtype = stored_dtype(value) if plan is not None else None

@@ -32,11 +32,9 @@ from ._layer_stats import LayerStats
 from ._naming import activation_collections, module_names, parameter_names
 from ._singleton import track
 from ._step_hooks import StepHooks
-from ._tensors import NUMPY_OK, iter_tensors, tensor_to_numpy
+from ._tensors import NUMPY_OK, PLAIN_TENSORS, iter_tensors, tensor_to_numpy
 
 __all__ = ["Hook"]
-
-_PLAIN = frozenset({torch.Tensor, torch.nn.Parameter})  # not subclasses (DTensor shards, tensor wrappers)
 
 
 class Hook(StepHooks):
@@ -271,7 +269,7 @@ class Hook(StepHooks):
 
     def _write_for(self, name: str, value: Any, collections: Sequence[Collection], private: bool = False) -> None:
         if self._tb is None:
-            if value.__class__ in _PLAIN and value.dtype in NUMPY_OK and value.is_cpu and raw_only(collections):
+            if value.__class__ in PLAIN_TENSORS and value.dtype in NUMPY_OK and value.is_cpu and raw_only(collections):
                 # the usual saved tensor (a CPU weight, gradient or loss saved raw): its NumPy
                 # view copied into the step, with none of the general path's Python per tensor
                 self._output_for_step().write_raw(name, value.detach().numpy(), private=private)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["NUMPY_OK", "iter_tensors", "tensor_to_numpy"]
+__all__ = ["NUMPY_OK", "PLAIN_TENSORS", "iter_tensors", "tensor_to_numpy"]
 
 
 def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
@@ -24,6 +24,10 @@ def tensor_to_numpy(value: torch.Tensor) -> tuple[np.ndarray, str | None]:
         t = t.float()
     return (t.numpy() if t.is_cpu else t.cpu().numpy()), None
 
+
+#: tensor classes that are never subclasses (a DTensor shard, a tensor wrapper): fast paths
+#: test ``value.__class__ in PLAIN_TENSORS`` instead of ``isinstance`` and a shard check
+PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 
 #: the dtypes whose CPU tensors ``.numpy()`` views as they are
 NUMPY_OK = {
