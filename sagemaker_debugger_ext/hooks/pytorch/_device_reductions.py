@@ -15,7 +15,10 @@ and converted and reduced on a worker thread (``_reduction_worker``): the step's
 wait for it; the hook's writer thread does, before it encodes the step's files (without a
 writer thread, the step's end waits). A failure of such a reduction is raised by the hook's
 next step end (:meth:`finish`) or by its ``close()``; the step's other records are written
-without that batch's reductions.
+without that batch's reductions. The step's weights and gradients (:meth:`batch` with a
+``_live`` kind) may instead be read live, by the worker, with no copy on the training thread:
+``_live`` decides when (after a learning window, with barriers and version checks), and a
+tensor that changed before its barrier has no reductions stored at that step.
 
 Values are those of the NumPy path (``sagemaker_debugger_ext._reductions``): float64
 accumulators for sums, means, norms, products and variances (population); min and max exact;
@@ -46,7 +49,8 @@ from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 from ._fused_reductions import reduce_mixed
-from ._reduction_worker import Pending, ReductionWorker, fill_records
+from ._live import GRADIENTS, LiveGuard, eligible
+from ._reduction_worker import HandOver, Pending, ReductionWorker, fill_records
 from ._tensors import PLAIN_TENSORS, tensor_to_numpy
 
 __all__ = ["DEVICE_OPS", "DeviceReductions", "device_plan", "reduce_tensors", "stored_dtype"]
@@ -89,6 +93,9 @@ class DeviceReductions:
 
     def __init__(self) -> None:
         self._batching = 0
+        self._kind: str | None = None  # what the enclosing batch() holds (``_live``'s kinds)
+        self._step = -1  # the step of the tensors taken last (for warnings)
+        self.live = LiveGuard("reductions")  # CPU weights and gradients read live (``_live``)
         self._at_backward_end = False  # a callback at the end of the running backward pass is queued
         self._error: Exception | None = None  # what that callback raised
         self._pending: dict[tuple[Any, ...], list[tuple[Reductions, torch.Tensor, np.dtype[Any]]]] = {}
@@ -113,7 +120,9 @@ class DeviceReductions:
         if plan is None or dtype is None:
             return False
         ops, shape = plan
-        self.add(output().write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
+        out = output()
+        self._step = out.step
+        self.add(out.write_reductions(name, ops, tuple(value.shape) if shape else None), value, dtype)
         return True
 
     def _plan(self, collections: Sequence[Collection]) -> tuple[Ops, bool] | None:
@@ -131,7 +140,7 @@ class DeviceReductions:
         during a backward pass (gradients), when that pass ends, all its gradients together
         (before anything, e.g. gradient clipping, can change them in place);
         ``dtype``: the stored dtype (see :func:`stored_dtype`)."""
-        key = (record.ops, tensor.device)
+        key = (record.ops, tensor.device, self._kind)
         self._pending.setdefault(key, []).append((record, tensor, dtype))
         if not self._batching and not self._at_backward_end and not self._queue_at_backward_end():
             self._flush()  # not in a backward pass
@@ -169,7 +178,7 @@ class DeviceReductions:
 
     def _save_deferred(self) -> None:
         deferred, self._deferred = self._deferred, []
-        with self.batch():
+        with self.batch(GRADIENTS):
             if deferred and self._save_grads is not None:
                 self._save_grads(deferred)
 
@@ -181,24 +190,29 @@ class DeviceReductions:
             self._error = exc
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Reduce the tensors added inside together (same ops, device and dtype per batch)."""
+    def batch(self, kind: str | None = None) -> Iterator[None]:
+        """Reduce the tensors added inside together (same ops, device and dtype per batch);
+        ``kind``: what they are, ``_live.WEIGHTS`` or ``GRADIENTS`` (CPU ones may be read live)."""
         self._batching += 1
+        outer, self._kind = self._kind, kind
         try:
             yield
         finally:
             self._batching -= 1
+            self._kind = outer
             if not self._batching:
                 self._flush()
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, {}
-        for (ops, device), items in pending.items():
+        for (ops, device, kind), items in pending.items():
             records = [(record, dtype) for record, _, dtype in items]
             try:
-                if device.type == "cpu" and self.off_thread:  # copied now, reduced on the worker's thread
+                if device.type == "cpu" and self.off_thread:  # copied now (or read live), reduced on the worker
                     worker = self._worker = self._worker or ReductionWorker()
-                    self._reducing.append(worker.submit([t for _, t, _ in items], ops, records))
+                    tensors = [t for _, t, _ in items]
+                    hand_over = self._hand_over(kind, tensors, records) if kind is not None else None
+                    self._reducing.append(worker.submit(tensors, ops, records, hand_over))
                     self.host_bytes += len(items) * len(ops) * 8  # the float64 results (reach the records)
                     continue
                 result = reduce_mixed([t for _, t, _ in items], ops, self._workspace)
@@ -226,6 +240,24 @@ class DeviceReductions:
             self.host_bytes += result.numel() * result.element_size()
             self._done.append((records, result, event))
 
+    def _hand_over(
+        self, kind: str, tensors: list[torch.Tensor], records: list[tuple[Reductions, np.dtype[Any]]]
+    ) -> HandOver | None:
+        """How the worker hands ``tensors`` over to be read live, or None: copied now (then,
+        while ``_live`` learns, watched)."""
+        live = self.live
+        if not live.enabled or kind in live.copy_only or not eligible(tensors):
+            return None
+        if not live.live(kind):
+            live.watch(kind, tensors, [r.name for r, _ in records])
+            return None
+        label = f"step {self._step}"
+
+        def hand_over(part: Sequence[torch.Tensor], owners: Sequence[int], read: Callable[[], None]) -> Any:
+            return live.hand_over(kind, part, [records[i][0].name for i in owners], read, label)
+
+        return hand_over
+
     @property
     def pending(self) -> bool:
         """Whether some records wait for :meth:`finish`, or a failure to raise there."""
@@ -243,10 +275,12 @@ class DeviceReductions:
         if self._deferred:  # a backward pass that did not end (it raised): what it delivered
             self._save_deferred()
         self._flush()
+        self.live.settle()  # the step's live reads: read, and checked unchanged (before its files)
         worker = self._worker
         if self._reducing and worker is not None:
             reducing, self._reducing = self._reducing, []
-            if any(not p.done or p.error is not None for p in reducing):  # else reduced and filled already
+            # else reduced, filled and nothing to drop already
+            if any(not p.done or p.error is not None or (p.handovers and p.dropped()) for p in reducing):
                 if background is not None:
                     background.submit_call(partial(_wait, worker, reducing), counted=False)
                 else:
@@ -261,15 +295,21 @@ class DeviceReductions:
 
     def close(self) -> None:
         """Finish the CPU reductions queued, stop their thread, raise a failure not raised yet."""
+        self.live.close()
         if self._worker is not None:
             self._worker.close()
 
 
 def _wait(worker: ReductionWorker, reducing: list[Pending]) -> None:
     """Wait for the CPU batches ``reducing``; a failed batch's records save nothing (its
-    failure is raised by the hook, see :meth:`DeviceReductions.finish`)."""
+    failure is raised by the hook, see :meth:`DeviceReductions.finish`), nor those of tensors
+    that changed before their live read's barrier (``_live``: settled before this runs)."""
     worker.wait(reducing)
     for pending in reducing:
         if pending.error is not None:
             for record, _ in pending.records:
+                record.names, record.values = (), []
+        elif pending.handovers:
+            for index in pending.dropped():
+                record = pending.records[index][0]
                 record.names, record.values = (), []

@@ -29,6 +29,7 @@ from .._step import raw_only
 from ._device_reductions import DeviceReductions
 from ._distributed import ShardedParams, on_first_step
 from ._layer_stats import LayerStats
+from ._live import WEIGHTS
 from ._naming import activation_collections, module_names, parameter_names
 from ._singleton import track
 from ._step_hooks import StepHooks
@@ -211,7 +212,7 @@ class Hook(StepHooks):
             self._forward_started = time.time()
         if self._due:
             plan = self._attach()
-            with self._device_reductions.batch():  # reductions-only parameters: reduced in a few calls
+            with self._device_reductions.batch(WEIGHTS):  # reductions-only parameters: in a few calls
                 for name, param, colls in plan.params:
                     self._write_for(name, param, colls)
             if any(c.name == CollectionKeys.LAYER_STATS for c in self._due):  # TRAIN steps only (see _due)

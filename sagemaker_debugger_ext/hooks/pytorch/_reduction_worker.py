@@ -12,6 +12,12 @@ once the batches given are done (the hook's writer thread waits so, before it en
 step's files: the training thread does not wait at the step's end) and raises what their
 reduction raised.
 
+Live reads (``_live``): a batch submitted with ``hand_over`` is not copied by the caller; each
+part is handed over with the same copy (into the same staging buffer), which the worker makes
+when it takes the part, unless the hand-over's barrier (an optimizer's step, the hook's next
+step end) made it first on its own thread. The training thread then copies nothing while the
+worker keeps up.
+
 Memory stays bounded: at most ``SLOTS`` workspaces of at most ``MAX_VALUES`` float64 values
 each (32 MiB), so 96 MiB, plus for ``std`` and ``variance`` one temporary of a workspace's
 size per reduction running (at most one per workspace: 192 MiB in all), against 32 (64) MiB
@@ -34,11 +40,12 @@ overwritten half-way).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +56,11 @@ from .._device_plan import Ops
 from .._json_config import writer_nice
 from .._step_reductions import Reductions
 from ._batched_reductions import Batch, Workspace, _Layout, copy_part, reduce_part
+from ._live import Handover
+
+#: ``hand_over(part's tensors, their indexes in the batch, read)``: a part handed over to be
+#: read live (see ``_live``)
+HandOver = Callable[[Sequence[torch.Tensor], Sequence[int], Callable[[], None]], Handover]
 
 __all__ = ["SLOTS", "ReductionWorker", "fill_records"]
 
@@ -62,7 +74,7 @@ _CHECK_S = 1.0
 class Pending:
     """One batch copied into workspaces: its records' values once its parts are reduced."""
 
-    __slots__ = ("batch", "done", "error", "found", "left", "records")
+    __slots__ = ("batch", "done", "error", "found", "handovers", "left", "records")
 
     def __init__(self, batch: Batch, records: list[tuple[Reductions, np.dtype[Any]]]) -> None:
         self.batch = batch
@@ -71,13 +83,27 @@ class Pending:
         self.left = len(batch.parts)
         self.done = False
         self.error: BaseException | None = None
+        # parts read live: each part's hand-over and its tensors' indexes in ``records``
+        self.handovers: list[tuple[Handover, Sequence[int]]] = []
+
+    def dropped(self) -> list[int]:
+        """The records whose tensors changed before their live read's barrier (all of a
+        hand-over that was not settled: nothing says its read was whole)."""
+        return [
+            owners[i]
+            for handover, owners in self.handovers
+            for i in (handover.changed if handover.settled else range(len(owners)))
+        ]
 
 
 class _Part:
-    __slots__ = ("index", "layout", "pending", "workspace")
+    __slots__ = ("handover", "index", "layout", "pending", "workspace")
 
-    def __init__(self, pending: Pending, index: int, layout: _Layout, workspace: Workspace) -> None:
+    def __init__(
+        self, pending: Pending, index: int, layout: _Layout, workspace: Workspace, handover: Handover | None
+    ) -> None:
         self.pending, self.index, self.layout, self.workspace = pending, index, layout, workspace
+        self.handover = handover  # read live: copied by the first thread that runs it
 
 
 class _State:
@@ -114,7 +140,13 @@ class _State:
         self.cond.release()
         error: BaseException | None = None
         try:
-            found = reduce_part(part.layout, pending.batch.names) if pending.error is None else None
+            found = None
+            if pending.error is None:
+                if part.handover is not None:  # read live: the copy first (unless the barrier made it)
+                    part.handover.run()
+                    if part.handover.error is not None:
+                        raise part.handover.error
+                found = reduce_part(part.layout, pending.batch.names)
         except BaseException as exc:  # noqa: BLE001 - kept with the batch (see the module doc)
             error, found = exc, None
         finally:
@@ -198,19 +230,38 @@ class ReductionWorker:
         self._finalizer = weakref.finalize(self, _State.stop, state)
 
     def submit(
-        self, tensors: Sequence[torch.Tensor], ops: Ops, records: list[tuple[Reductions, np.dtype[Any]]]
+        self,
+        tensors: Sequence[torch.Tensor],
+        ops: Ops,
+        records: list[tuple[Reductions, np.dtype[Any]]],
+        hand_over: HandOver | None = None,
     ) -> Pending:
         """Copy ``tensors`` (one batch, on the CPU) into workspaces now, waiting for a free
         one when all are in use, and reduce them on the worker's thread into ``records``
         (``(record, stored dtype)`` per tensor). Raises what the copy raises (e.g.
-        ``torch.OutOfMemoryError`` making a workspace: nothing of the batch is filled then)."""
+        ``torch.OutOfMemoryError`` making a workspace: nothing of the batch is filled then).
+
+        ``hand_over``: read live instead (``_live``): each part is handed over with the copy
+        that reads it (the same copy, into the same staging buffer, made by the worker or by
+        the hand-over's barrier, whichever comes first); :meth:`Pending.dropped` names the
+        records not to write once the barriers have settled."""
         state = self._state
-        pending = Pending(Batch(tensors, ops), records)
-        for index, part in enumerate(pending.batch.parts):
+        pending = Pending(batch := Batch(tensors, ops), records)
+        first = 0  # the part's first piece, and each piece's tensor (pieces of larger tensors)
+        owner = None if batch.split is None else [i for i, n in enumerate(batch.split) for _ in range(n)]
+        for index, part in enumerate(batch.parts):
             workspace = self._take()
+            handover = None
             try:
                 layout = workspace.layout(part, staged=True)
-                copy_part(layout, part)
+                if hand_over is None:
+                    copy_part(layout, part)
+                else:
+                    span = range(first, first + len(part))
+                    owners = span if owner is None else [owner[i] for i in span]
+                    handover = hand_over(part, owners, functools.partial(copy_part, layout, part))
+                    pending.handovers.append((handover, owners))
+                    first += len(part)
             except BaseException:
                 with state.cond:
                     pending.error = RuntimeError("not copied")  # its queued parts are skipped
@@ -218,7 +269,7 @@ class ReductionWorker:
                     state.cond.notify_all()
                 raise
             with state.cond:
-                state.queue.append(_Part(pending, index, layout, workspace))
+                state.queue.append(_Part(pending, index, layout, workspace, handover))
                 state.start()
                 state.cond.notify_all()
         return pending
