@@ -37,13 +37,21 @@ def _expected(tensor: torch.Tensor) -> list[np.ndarray]:
 
 
 def _train(
-    out_dir: Path, *, between: Edit | None = None, clip: bool = False, update: str = "adamw", steps: int = STEPS
+    out_dir: Path,
+    *,
+    between: Edit | None = None,
+    clip: bool = False,
+    update: str = "adamw",
+    steps: int = STEPS,
+    accumulate: int = 1,
 ) -> tuple[Hook, dict[tuple[str, int], list[np.ndarray]]]:
     """Train an MLP with a hook saving weights, biases and gradients as reductions only at
     every step; ``between(step, net)`` runs after each backward pass, before the update
     (``adamw``, ``sgd``, or by hand: ``manual`` in place, ``data`` through ``.data``). Returns
     the closed hook and the NumPy reductions of copies taken at each tensor's time (weights
-    when the step starts, gradients when the backward pass ends)."""
+    when the step starts, gradients when the backward pass ends). ``accumulate``: backward
+    passes (steps) per update, each adding into ``.grad`` (the hook saves each pass's own
+    gradient, as autograd hands it over)."""
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=config,
                 include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
@@ -55,13 +63,20 @@ def _train(
     x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
     names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
     expected: dict[tuple[str, int], list[np.ndarray]] = {}
+    incoming: dict[str, torch.Tensor] = {}
+    if accumulate > 1:
+        for p, name in names.items():
+            p.register_hook(lambda g, name=name: incoming.__setitem__(name, g.detach().clone()))  # type: ignore[misc]
     for step in range(steps):
         for p, name in names.items():
             expected[name, step] = _expected(p)
-        opt.zero_grad()
-        net(x).square().mean().backward()
+        if step % accumulate == 0:
+            opt.zero_grad()
+        net(x * (1 + step % accumulate)).square().mean().backward()
         for p, name in names.items():
-            expected[f"gradient/{name}", step] = _expected(p.grad)  # type: ignore[arg-type]
+            expected[f"gradient/{name}", step] = _expected(incoming[name] if accumulate > 1 else p.grad)  # type: ignore[arg-type]
+        if (step + 1) % accumulate:
+            continue
         if clip:
             torch.nn.utils.clip_grad_norm_(params, 1e-3)  # changes .grad in place, every step
         if between is not None:
@@ -122,6 +137,17 @@ def test_live_reads_store_what_copies_at_the_tensors_time_store(
                 assert (value.dtype, value.tobytes()) == (theirs[key].dtype, theirs[key].tobytes()), (name, step)
                 compared += 1
     assert compared == 8 * STEPS * len(OPS)
+
+
+def test_accumulated_gradients_are_stored_as_each_backward_pass_delivered_them(tmp_path: Path) -> None:
+    """Two backward passes (steps) per update, the second adding into ``.grad`` in place:
+    each step's gradients are read live and stored as that pass delivered them; the weights
+    (unchanged between the two steps) too."""
+    hook, expected = _train(tmp_path / "run", accumulate=2, steps=STEPS + 4)
+    guard = hook._device_reductions.live
+    assert guard.live(WEIGHTS) and guard.live(GRADIENTS) and not guard.copy_only
+    assert guard.handed_over > 0
+    _check(tmp_path / "run", expected)
 
 
 def test_clipped_gradients_are_stored_as_backward_left_them(tmp_path: Path) -> None:
