@@ -244,8 +244,8 @@ def test_an_optimizer_step_reads_the_weights_handed_over_first() -> None:
     guard = LiveGuard("test", enabled=True)
     weight = torch.nn.Parameter(torch.arange(6.0))
     copy = torch.full((6,), -1.0)
-    handover = guard.hand_over(WEIGHTS, [weight], ["w"], lambda: copy.copy_(weight.detach()), "step 0")
-    gradient = guard.hand_over(GRADIENTS, [torch.ones(2)], ["g"], lambda: None, "step 0")
+    handover = guard.hand_over(WEIGHTS, [weight], ["w"], lambda src: copy.copy_(src[0].detach()), "step 0")
+    gradient = guard.hand_over(GRADIENTS, [torch.ones(2)], ["g"], lambda src: None, "step 0")
     weight.grad = torch.ones(6)
     torch.optim.SGD([weight], lr=1.0).step()
     assert handover.settled and handover.changed == ()
@@ -255,12 +255,44 @@ def test_an_optimizer_step_reads_the_weights_handed_over_first() -> None:
     assert gradient.settled and _live._OPTIMIZER_BARRIER._handle is None
 
 
+def test_the_barrier_does_not_wait_for_a_slow_read_and_its_values_are_kept() -> None:
+    """A barrier that finds the worker still reading copies the tensors itself and goes on
+    (the optimizer then changes them); the worker, when its read ends, reads those copies
+    again: the values read are the barrier's, never the changed ones."""
+    guard = LiveGuard("test", enabled=True)
+    weight = torch.nn.Parameter(torch.arange(6.0))
+    copy = torch.full((6,), -1.0)
+    started, release = threading.Event(), threading.Event()
+
+    def read(sources: list[torch.Tensor]) -> None:
+        if not started.is_set():  # the worker's first read: slow, and sees the step's update
+            started.set()
+            release.wait(30)
+        copy.copy_(sources[0].detach())
+
+    handover = guard.hand_over(WEIGHTS, [weight], ["w"], read, "step 0")
+    worker = threading.Thread(target=handover.run)
+    worker.start()
+    assert started.wait(30)
+    weight.grad = torch.ones(6)
+    stepped = threading.Thread(target=torch.optim.SGD([weight], lr=1.0).step)
+    stepped.start()  # its barrier (on that thread) finds the worker reading
+    stepped.join(20)
+    assert not stepped.is_alive(), "the optimizer's barrier waited for the worker's read"
+    assert handover.settled and handover.changed == ()
+    assert torch.equal(weight.detach(), torch.arange(6.0) - 1)  # updated while the worker still read
+    release.set()
+    worker.join(30)
+    assert handover.error is None and torch.equal(copy, torch.arange(6.0))
+    guard.close()
+
+
 def test_a_tensor_changed_or_restored_after_its_hand_over_is_reported(caplog: pytest.LogCaptureFixture) -> None:
     """Settling finds tensors changed in place or given new storage (``p.data = t``) since
     their hand-over, whoever read them; the kind is copied from then on."""
     guard = LiveGuard("test", enabled=True)
     a, b, c = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
-    handover = guard.hand_over(GRADIENTS, [a, b, c], ["a", "b", "c"], lambda: None, "step 7")
+    handover = guard.hand_over(GRADIENTS, [a, b, c], ["a", "b", "c"], lambda src: None, "step 7")
     handover.run()  # read by the worker, say
     with torch.no_grad():
         a.add_(1)
@@ -294,11 +326,12 @@ def test_what_may_be_read_live() -> None:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_read_in_progress_at_a_fork_is_not_waited_for_in_the_child() -> None:
     """A fork while a thread reads a hand-over: in the child (where that thread does not
-    run) settling does not hang and uses none of the read; the parent's read completes."""
+    run) settling does not hang, and a wait for the read ends with an error (the read is not
+    whole); the parent's read completes."""
     guard = LiveGuard("test", enabled=True)
     started, release = threading.Event(), threading.Event()
 
-    def read() -> None:
+    def read(sources: list[torch.Tensor]) -> None:
         started.set()
         release.wait(30)
 
@@ -309,11 +342,12 @@ def test_a_read_in_progress_at_a_fork_is_not_waited_for_in_the_child() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads running: on purpose
         pid = os.fork()
-    if pid == 0:  # the child: exit status 0 when settling gave up on the read
+    if pid == 0:  # the child: exit status 0 when neither settling nor waiting for the read hung
         code = 1
         try:
             guard.settle()
-            code = 0 if handover.changed == (0,) and handover.error is not None else 2
+            handover.run()  # waits for the read: its thread is not in the child
+            code = 0 if handover.error is not None else 2
         finally:
             os._exit(code)
     release.set()

@@ -49,7 +49,7 @@ from .._step_reductions import Reductions
 from ._batched_reductions import Workspace, reduce_tensors
 from ._distributed import is_sharded
 from ._fused_reductions import reduce_mixed
-from ._live import GRADIENTS, LiveGuard, eligible
+from ._live import GRADIENTS, LiveGuard, Read, eligible
 from ._reduction_worker import HandOver, Pending, ReductionWorker, fill_records
 from ._tensors import PLAIN_TENSORS, tensor_to_numpy
 
@@ -253,7 +253,7 @@ class DeviceReductions:
             return None
         label = f"step {self._step}"
 
-        def hand_over(part: Sequence[torch.Tensor], owners: Sequence[int], read: Callable[[], None]) -> Any:
+        def hand_over(part: Sequence[torch.Tensor], owners: Sequence[int], read: Read) -> Any:
             return live.hand_over(kind, part, [records[i][0].name for i in owners], read, label)
 
         return hand_over

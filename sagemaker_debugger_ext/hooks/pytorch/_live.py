@@ -34,9 +34,10 @@ What is not caught: a tensor edited through ``.data`` (or raw memory) between a 
 barrier after the learning window, in a run that did not do so within it.
 
 Use (a reduction worker or a writer): ``guard.live(kind)`` says whether to hand over; if so,
-``h = guard.hand_over(kind, tensors, names, read, label)`` where ``read()`` copies the tensors
-somewhere (it runs once: call ``h.run()`` on the worker before using the copy; the barrier may
-already have run it); after the barrier, ``h.settled`` is true and ``h.changed`` lists the
+``h = guard.hand_over(kind, tensors, names, read, label)`` where ``read(sources)`` copies
+``sources`` (the tensors, or the barrier's private copies of them) where the user reads them
+(call ``h.run()`` on the worker before using the copy: it reads, or waits for the barrier's
+read, and ``h.error`` says whether the copy is whole); after the barrier, ``h.settled`` is true and ``h.changed`` lists the
 indexes of the tensors whose copy must not be used. When copying instead, ``guard.watch(kind,
 tensors, names)`` lets the guard learn. ``guard.close()`` when the user is done with it.
 """
@@ -71,6 +72,8 @@ _FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64
 _UNREAD, _READING, _READ = 0, 1, 2
 #: seconds between checks that a thread reading a hand-over still runs (a fork ends it)
 _CHECK_S = 1.0
+#: ``read(sources)``: copies ``sources`` (the tensors handed over, or copies of them) for the user
+Read = Callable[[Sequence[torch.Tensor]], None]
 #: the hand-overs' states (one condition for all: reads are few and short)
 _COND = threading.Condition(threading.Lock())
 
@@ -97,19 +100,26 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class Handover:
-    """Tensors handed over to be read later: ``read()`` runs once, on whichever thread calls
-    :meth:`run` first (the others wait for it). After the barrier: ``settled`` is true and
-    ``changed`` holds the indexes of the tensors whose read values must not be used."""
+    """Tensors handed over to be read later by ``read(sources)``, which copies ``sources`` (the
+    tensors, or private copies of them) where the user reads them. The first thread to
+    :meth:`run` reads; the others wait for it. The barrier (:meth:`_take_over`) never waits
+    for another thread's read (a worker at a low priority on a busy machine could keep the
+    training thread waiting): it copies the tensors privately and the reading thread, when
+    done, reads those copies again (its own read may have seen the tensors change after the
+    barrier). After the barrier: ``settled`` is true and ``changed`` holds the indexes of the
+    tensors whose read values must not be used."""
 
-    __slots__ = ("_reader", "changed", "error", "kind", "label", "names", "read", "settled", "stamps", "state",
-                 "tensors")  # fmt: skip
+    __slots__ = ("_private", "_reader", "_taking", "changed", "error", "kind", "label", "names", "read", "settled",
+                 "stamps", "state", "tensors")  # fmt: skip
 
-    def __init__(self, kind: str, tensors: Sequence[torch.Tensor], names: Sequence[str], read: Callable[[], None],
+    def __init__(self, kind: str, tensors: Sequence[torch.Tensor], names: Sequence[str], read: Read,
                  label: str) -> None:  # fmt: skip
         self.kind, self.names, self.read, self.label = kind, names, read, label
         self.tensors: Sequence[torch.Tensor] | None = tensors
         self.stamps = [_stamp(t) for t in tensors]
         self._reader: threading.Thread | None = None
+        self._taking = False  # the barrier is copying the tensors privately
+        self._private: list[torch.Tensor] | None = None  # those copies, to read again
         self.state = _UNREAD
         self.error: BaseException | None = None  # what read() raised
         self.settled = False
@@ -125,20 +135,59 @@ class Handover:
                     self.error, self.state = RuntimeError("the thread reading these tensors ended"), _READ
             if self.state == _READ:
                 return
-            self.state, self._reader = _READING, threading.current_thread()
+            self.state, self._reader, sources = _READING, threading.current_thread(), self.tensors or ()
+        self._read(sources)
+
+    def _read(self, sources: Sequence[torch.Tensor]) -> None:
         error: BaseException | None = None
         try:
-            self.read()
+            self.read(sources)
         except BaseException as exc:  # noqa: BLE001 - kept for whoever uses the read
             error = exc
         with _COND:
-            if self.state == _READING:
-                self.error, self.state = error, _READ
+            while self._taking:  # the barrier is copying them: a short wait (it runs on its own thread)
+                _COND.wait()
+            private = self._private
+        if private is not None:  # the barrier's copies: what the tensors held at the barrier
+            error = None
+            try:
+                self.read(private)
+            except BaseException as exc:  # noqa: BLE001 - as above
+                error = exc
+        with _COND:
+            self.error, self.state, self._private = error, _READ, None
             _COND.notify_all()
 
+    def _take_over(self) -> None:
+        """The barrier's read: here when nobody started it; while another thread reads,
+        private copies for it to read again, without waiting for it."""
+        with _COND:
+            if self.state == _READ:
+                return
+            mine = self.state == _UNREAD
+            if mine:
+                self.state, self._reader, sources = _READING, threading.current_thread(), self.tensors or ()
+            else:
+                self._taking = True
+        if mine:
+            self._read(sources)
+            return
+        private: list[torch.Tensor] | None = None
+        try:
+            with torch.no_grad():
+                private = [t.detach().clone() for t in self.tensors or ()]
+        finally:
+            with _COND:
+                self._taking = False
+                if private is None:  # copying failed: nothing says the reading thread's read is whole
+                    self.error = RuntimeError("the barrier could not copy the tensors being read")
+                else:
+                    self._private = private
+                _COND.notify_all()
+
     def _check(self) -> tuple[int, ...]:
-        """Read (see :meth:`run`), then the indexes of the tensors changed since the hand-over."""
-        self.run()
+        """Read (:meth:`_take_over`), then the indexes of the tensors changed since the hand-over."""
+        self._take_over()
         tensors = self.tensors or ()
         if self.error is not None:
             return tuple(range(len(tensors)))
@@ -192,9 +241,9 @@ class LiveGuard:
         """Whether a capture of ``kind`` made by copy now should be :meth:`watch`-ed."""
         return self.enabled and kind not in self.copy_only and not self.live(kind)
 
-    def hand_over(self, kind: str, tensors: Sequence[torch.Tensor], names: Sequence[str], read: Callable[[], None],
+    def hand_over(self, kind: str, tensors: Sequence[torch.Tensor], names: Sequence[str], read: Read,
                   label: str) -> Handover:  # fmt: skip
-        """Hand ``tensors`` (:func:`eligible`) over; ``read()`` copies them (see :class:`Handover`);
+        """Hand ``tensors`` (:func:`eligible`) over; ``read(sources)`` copies them (see :class:`Handover`);
         ``names`` and ``label`` (e.g. ``step 12``) name them in a warning."""
         handover = Handover(kind, tensors, names, read, label)
         with self._lock:

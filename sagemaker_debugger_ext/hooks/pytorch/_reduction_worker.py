@@ -56,11 +56,11 @@ from .._device_plan import Ops
 from .._json_config import writer_nice
 from .._step_reductions import Reductions
 from ._batched_reductions import Batch, Workspace, _Layout, copy_part, reduce_part
-from ._live import Handover
+from ._live import Handover, Read
 
 #: ``hand_over(part's tensors, their indexes in the batch, read)``: a part handed over to be
 #: read live (see ``_live``)
-HandOver = Callable[[Sequence[torch.Tensor], Sequence[int], Callable[[], None]], Handover]
+HandOver = Callable[[Sequence[torch.Tensor], Sequence[int], Read], Handover]
 
 __all__ = ["SLOTS", "ReductionWorker", "fill_records"]
 
@@ -259,7 +259,7 @@ class ReductionWorker:
                 else:
                     span = range(first, first + len(part))
                     owners = span if owner is None else [owner[i] for i in span]
-                    handover = hand_over(part, owners, functools.partial(copy_part, layout, part))
+                    handover = hand_over(part, owners, functools.partial(copy_part, layout))
                     pending.handovers.append((handover, owners))
                     first += len(part)
             except BaseException:
