@@ -5,6 +5,7 @@ taken at the tensor's time gives; a tensor changed before its barrier is not sto
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import signal
@@ -22,6 +23,7 @@ from sagemaker_debugger_ext._reductions import compute_reductions
 from sagemaker_debugger_ext.exceptions import HookConfigError, TensorUnavailableForStep
 from sagemaker_debugger_ext.hooks import TrainingContext
 from sagemaker_debugger_ext.hooks.pytorch import _live
+from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import MAX_VALUES
 from sagemaker_debugger_ext.hooks.pytorch._live import GRADIENTS, LEARN_STEPS, LIVE_READS_ENV, WEIGHTS, LiveGuard
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
 from sagemaker_debugger_ext.trials import create_trial
@@ -44,6 +46,7 @@ def _train(
     update: str = "adamw",
     steps: int = STEPS,
     accumulate: int = 1,
+    widths: tuple[int, ...] = (64,),
 ) -> tuple[Hook, dict[tuple[str, int], list[np.ndarray]]]:
     """Train an MLP with a hook saving weights, biases and gradients as reductions only at
     every step; ``between(step, net)`` runs after each backward pass, before the update
@@ -51,12 +54,16 @@ def _train(
     the closed hook and the NumPy reductions of copies taken at each tensor's time (weights
     when the step starts, gradients when the backward pass ends). ``accumulate``: backward
     passes (steps) per update, each adding into ``.grad`` (the hook saves each pass's own
-    gradient, as autograd hands it over)."""
+    gradient, as autograd hands it over). ``widths``: the hidden layers' widths."""
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
     hook = Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=config,
                 include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 4))
+    sizes = (16, *widths, 4)
+    layers: list[torch.nn.Module] = []
+    for n_in, n_out in itertools.pairwise(sizes):
+        layers += [torch.nn.Linear(n_in, n_out), torch.nn.Tanh()]
+    net = torch.nn.Sequential(*layers[:-1])
     hook.register_module(net)
     params = list(net.parameters())
     opt = torch.optim.AdamW(params, lr=0.05) if update == "adamw" else torch.optim.SGD(params, lr=0.1)
@@ -148,6 +155,24 @@ def test_accumulated_gradients_are_stored_as_each_backward_pass_delivered_them(t
     assert guard.live(WEIGHTS) and guard.live(GRADIENTS) and not guard.copy_only
     assert guard.handed_over > 0
     _check(tmp_path / "run", expected)
+
+
+def test_tensors_larger_than_a_workspace_are_read_live_in_pieces_and_checked_each(tmp_path: Path) -> None:
+    """A weight of more values than a workspace holds (``MAX_VALUES``) is read live in pieces
+    (parts of their own); changed in place before the optimizer, that tensor alone is not
+    stored at that step."""
+    at = LEARN_STEPS + 1
+
+    def edit(step: int, net: torch.nn.Module) -> None:
+        if step == at:
+            with torch.no_grad():
+                net[2].weight[-1].zero_()
+
+    assert 2048 * 2100 > MAX_VALUES
+    hook, expected = _train(tmp_path / "run", between=edit, widths=(2048, 2100), steps=LEARN_STEPS + 3)
+    guard = hook._device_reductions.live
+    assert guard.copy_only == {WEIGHTS} and guard.handed_over > 0
+    _check(tmp_path / "run", expected, dropped=frozenset({("Sequential_2.weight", at)}))
 
 
 def test_clipped_gradients_are_stored_as_backward_left_them(tmp_path: Path) -> None:
