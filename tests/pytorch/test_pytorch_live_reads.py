@@ -26,6 +26,7 @@ from sagemaker_debugger_ext.hooks.pytorch import _live
 from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import MAX_VALUES
 from sagemaker_debugger_ext.hooks.pytorch._live import GRADIENTS, LEARN_STEPS, LIVE_READS_ENV, WEIGHTS, LiveGuard
 from sagemaker_debugger_ext.pytorch import Hook, ReductionConfig, SaveConfig
+from sagemaker_debugger_ext.pytorch import modes as smd_modes
 from sagemaker_debugger_ext.trials import create_trial
 
 OPS = [("min", False), ("max", False), ("mean", False), ("std", False), ("mean", True), ("l2", False)]
@@ -387,3 +388,34 @@ def test_a_read_in_progress_at_a_fork_is_not_waited_for_in_the_child() -> None:
     assert os.waitstatus_to_exitcode(done[1]) == 0
     guard.close()
     assert handover.settled and handover.changed == () and handover.error is None
+
+
+def test_weights_read_live_in_evaluation_steps_are_settled_at_the_next_step(tmp_path: Path) -> None:
+    """Evaluation steps (no optimizer) between training steps: the weights handed over there
+    are settled when the next step starts, before training changes them; every value right."""
+    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "biases"], context=TrainingContext())  # fmt: skip
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 4))
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
+    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    expected: dict[tuple[str, int], list[np.ndarray]] = {}
+    for step in range(3 * STEPS):
+        for p, name in names.items():
+            expected[name, step] = _expected(p)
+        if step % 3 == 2:  # evaluation
+            hook.set_mode(smd_modes.EVAL)
+            with torch.no_grad():
+                net(x)
+            continue
+        hook.set_mode(smd_modes.TRAIN)
+        opt.zero_grad()
+        net(x).square().mean().backward()
+        opt.step()
+    hook.close()
+    guard = hook._device_reductions.live
+    assert guard.live(WEIGHTS) and not guard.copy_only and guard.handed_over > 0
+    _check(tmp_path / "run", expected)
