@@ -94,6 +94,9 @@ HOOK_WRITER_NICE_ENV = "SAGEMAKER_DEBUGGER_EXT_WRITER_NICE"
 # Whether the hook writes its large event files (1 MiB and more) uncached (our addition;
 # default true: Linux 6.14+'s RWF_DONTCACHE where supported, see format/_files.py).
 HOOK_UNCACHED_WRITES_ENV = "SAGEMAKER_DEBUGGER_EXT_UNCACHED_WRITES"
+# Whether the PyTorch hook may read CPU weights and gradients live instead of copying them
+# (our addition; default true: see hooks/pytorch/_live.py).
+HOOK_LIVE_READS_ENV = "SAGEMAKER_DEBUGGER_EXT_LIVE_READS"
 # The Debugger backend of estimators on SageMaker: "service" or "self-hosted" (docs/cloud.md).
 DEBUGGER_BACKEND_ENV = "SAGEMAKER_DEBUGGER_EXT_DEBUGGER_BACKEND"
 # Self-hosted jobs: seconds between the training container's syncs of debug/profiler output to S3.

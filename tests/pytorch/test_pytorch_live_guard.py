@@ -10,6 +10,7 @@ import signal
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -17,6 +18,7 @@ import torch
 from sagemaker_debugger_ext.exceptions import HookConfigError
 from sagemaker_debugger_ext.hooks.pytorch import _live
 from sagemaker_debugger_ext.hooks.pytorch._live import GRADIENTS, LIVE_READS_ENV, WEIGHTS, LiveGuard
+from sagemaker_debugger_ext.pytorch import Hook
 
 
 def test_torch_facts_live_reads_rely_on() -> None:
@@ -111,15 +113,20 @@ def test_a_tensor_changed_or_restored_after_its_hand_over_is_reported(caplog: py
     assert any("a, c" in r.getMessage() and "step 7" in r.getMessage() for r in caplog.records)
 
 
-def test_live_reads_env_turns_them_off_and_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_live_reads_env_turns_them_off_and_bad_values_are_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """``$SAGEMAKER_DEBUGGER_EXT_LIVE_READS``: a boolean (default on); anything else is refused
-    naming the variable."""
+    naming the variable, when the hook is made."""
     assert LiveGuard("test").enabled
     monkeypatch.setenv(LIVE_READS_ENV, "off")
     assert not LiveGuard("test").enabled and not LiveGuard("t").learning(WEIGHTS)
     monkeypatch.setenv(LIVE_READS_ENV, "maybe")
     with pytest.raises(HookConfigError, match=LIVE_READS_ENV):
         LiveGuard("test")
+    with pytest.raises(HookConfigError, match=LIVE_READS_ENV):
+        Hook(out_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_what_may_be_read_live() -> None:

@@ -54,6 +54,7 @@ from typing import Any
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
+from ..._container_env import HOOK_LIVE_READS_ENV
 from .._reduction_config import parse_bool
 from ._tensors import PLAIN_TENSORS
 
@@ -65,7 +66,7 @@ WEIGHTS = "weights"
 GRADIENTS = "gradients"
 #: clean captures by copy before a kind is read live
 LEARN_STEPS = 3
-LIVE_READS_ENV = "SAGEMAKER_DEBUGGER_EXT_LIVE_READS"
+LIVE_READS_ENV = HOOK_LIVE_READS_ENV
 #: kinds settled at an optimizer's step (the others at the hook's next step boundary)
 _AT_OPTIMIZER = frozenset({WEIGHTS})
 _FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})
