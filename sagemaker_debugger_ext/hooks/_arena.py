@@ -40,9 +40,16 @@ class CopyArena:
     def copy(self, array: np.ndarray) -> np.ndarray:
         """A private copy of ``array`` (same dtype and shape, C order) in the arena; arrays
         whose dtype holds objects or is not a plain number get an ordinary copy."""
-        dtype = array.dtype
-        if dtype.kind not in "biufc":
+        if array.dtype.kind not in "biufc":
             return np.array(array, copy=True)
+        view = self.slot(array)
+        np.copyto(view, array, casting="no")
+        return view
+
+    def slot(self, array: np.ndarray) -> np.ndarray:
+        """Room in the arena for a copy of ``array`` (a plain number dtype), not filled: the
+        caller fills it later (a live read, see ``hooks/pytorch/_live_raw``)."""
+        dtype = array.dtype
         nbytes = array.nbytes
         align = dtype.alignment
         start = -(-self._used // align) * align
@@ -50,12 +57,10 @@ class CopyArena:
             size = max(nbytes, _MIN_CHUNK, self._chunks[-1].size * 2 if self._chunks else 0)
             self._chunks.append(np.empty(size, np.uint8))
             start = 0
-        view = self._chunks[-1][start : start + nbytes].view(dtype).reshape(array.shape)
-        np.copyto(view, array, casting="no")
         self.copied += nbytes
         self._used = start + nbytes
         self._total += nbytes + align
-        return view
+        return self._chunks[-1][start : start + nbytes].view(dtype).reshape(array.shape)
 
     def reset(self) -> None:
         """Forget this step's copies (nothing may use them any more); when they took several
@@ -72,6 +77,11 @@ class PlainCopies(CopyArena):
         """An ordinary private copy of ``array``."""
         self.copied += array.nbytes
         return np.array(array, copy=True)
+
+    def slot(self, array: np.ndarray) -> np.ndarray:
+        """An array like ``array``, not filled."""
+        self.copied += array.nbytes
+        return np.empty(array.shape, array.dtype)
 
     def reset(self) -> None:
         """Nothing to forget."""
@@ -116,6 +126,23 @@ class SlotCopies(CopyArena):
         else:
             slots.append(keep)
         return copy
+
+    def slot(self, array: np.ndarray) -> np.ndarray:
+        """The array :meth:`copy` would fill with ``array`` (a plain number dtype), not filled."""
+        i = self._next
+        self._next = i + 1
+        self.copied += array.nbytes
+        slots = self._slots
+        if i < len(slots):
+            kept = slots[i]
+            if kept is not None and kept.shape == array.shape and kept.dtype == array.dtype:
+                return kept
+        room = np.empty(array.shape, array.dtype)
+        if i < len(slots):
+            slots[i] = room
+        else:
+            slots.append(room)
+        return room
 
     def reset(self) -> None:
         """Forget this step's copies (nothing may use them any more); the arrays stay."""

@@ -11,6 +11,7 @@ the training thread straight from the tensors (page-cache writes cost more than 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -24,7 +25,16 @@ from ._outputs import TensorBoardExport
 from ._reduction_config import reduction_tensor_names
 from ._step_reductions import RawRecord, Reductions, ReductionsBatcher, write_records
 
-__all__ = ["StepOutput", "raw_only"]
+
+class LiveCheck(Protocol):
+    """What :meth:`StepOutput.check_live` needs of a live read's check (``_live.Handover``)."""
+
+    settled: bool  # checked (after the barrier)
+    changed: tuple[int, ...]  # positions whose values changed before they were read
+    error: BaseException | None  # why the read failed (then none of its values is written)
+
+
+__all__ = ["LiveCheck", "StepOutput", "raw_only"]
 
 
 def raw_only(colls: Sequence[Collection]) -> bool:
@@ -78,6 +88,8 @@ class StepOutput:
         self._arenas = arenas or ArenaPool(reuse=False)
         # the step's copies, taken at its first host record (see _copies); given back once written
         self._arena: CopyArena | None = None
+        # records filled by live reads (write_raw_slot): (its check, the records' indexes)
+        self._live: list[tuple[LiveCheck, list[int]]] = []
 
     @property
     def wrote(self) -> bool:
@@ -98,6 +110,30 @@ class StepOutput:
             copy = arena.copy(array) if isinstance(array, np.ndarray) else np.array(array)
         self._records.append((name, copy, dtype, wall_time))
 
+    def write_raw_slot(self, name: str, array: np.ndarray) -> tuple[np.ndarray, int]:
+        """Write one tensor as is, from the array returned (room in the step's copies, shaped
+        as ``array``, a plain number dtype), which the caller fills before the step closes (a
+        live read, ``hooks/pytorch/_live_raw``); returns it and the record's index."""
+        room = self._copies().slot(array)
+        self._records.append((name, room, None, None))
+        return room, len(self._records) - 1
+
+    def check_live(self, check: LiveCheck, indexes: list[int]) -> None:
+        """The records at ``indexes`` (from :meth:`write_raw_slot`) are written only if
+        ``check`` was settled and its read whole when the files are encoded (on the writer
+        thread, after the read), and those of its ``changed`` positions not at all."""
+        self._live.append((check, indexes))
+
+    def _drop_changed(self) -> None:
+        """Leave out the records whose live read may be torn (see :meth:`check_live`)."""
+        drop: set[int] = set()
+        for check, indexes in self._live:
+            whole = check.settled and check.error is None
+            drop.update(indexes if not whole else (indexes[i] for i in check.changed))
+        self._live.clear()
+        if drop:
+            self._records[:] = [r for i, r in enumerate(self._records) if i not in drop]
+
     def _copies(self) -> CopyArena:
         """The step's arena, taken at its first record held in host memory, once the previous
         step's files are written (so a killed process loses at most one step with host copies,
@@ -114,6 +150,8 @@ class StepOutput:
         self._batcher.hand_over()
 
     def _write_files(self) -> None:
+        if self._live:  # after the live reads (submitted to this thread before this job)
+            self._drop_changed()
         writer = StepWriter(  # the records are this step's private copies: the writer may borrow them
             self._out_dir, global_step=self.step, worker=self._worker, mode=self.mode, mode_step=self.mode_step,
             borrow_arrays=True, uncached=self._uncached,

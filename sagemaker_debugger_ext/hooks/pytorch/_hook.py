@@ -212,7 +212,8 @@ class Hook(StepHooks):
             self._forward_started = time.time()
         if self._due:
             plan = self._attach()
-            with self._device_reductions.batch(WEIGHTS):  # reductions-only parameters: in a few calls
+            weights = self._live_raw.weights(self._writer, self._output_for_step, self._clock.step)
+            with self._device_reductions.batch(WEIGHTS), weights:  # in a few calls; raw ones maybe read live
                 for name, param, colls in plan.params:
                     self._write_for(name, param, colls)
             if any(c.name == CollectionKeys.LAYER_STATS for c in self._due):  # TRAIN steps only (see _due)
@@ -272,8 +273,9 @@ class Hook(StepHooks):
         if self._tb is None:
             if value.__class__ in PLAIN_TENSORS and value.dtype in NUMPY_OK and value.is_cpu and raw_only(collections):
                 # the usual saved tensor (a CPU weight, gradient or loss saved raw): its NumPy
-                # view copied into the step, with none of the general path's Python per tensor
-                self._output_for_step().write_raw(name, value.detach().numpy(), private=private)
+                # view copied into the step (or read live), with none of the general path's Python per tensor
+                if not self._live_raw.take(name, value):
+                    self._output_for_step().write_raw(name, value.detach().numpy(), private=private)
                 return
             if self._device_reductions.take(name, value, collections, self._output_for_step):
                 return
@@ -282,6 +284,7 @@ class Hook(StepHooks):
     def _end_step(self, *, final: bool = False) -> None:
         if self._device_reductions.pending:  # the step's scalars reach the host before its files
             self._guarded(self._device_reductions.finish, self._writer.background)
+        self._guarded(self._live_raw.settle)  # the step's live reads done and checked before its files
         super()._end_step(final=final)
 
     def _write_layer_stat(self, name: str, value: np.ndarray) -> None:
@@ -298,3 +301,4 @@ class Hook(StepHooks):
             super().close()
         finally:  # the CPU reductions' thread (done by now: the last step's files waited for it)
             self._guarded(self._device_reductions.close)
+            self._guarded(self._live_raw.close)

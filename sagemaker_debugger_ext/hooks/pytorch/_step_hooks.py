@@ -17,6 +17,7 @@ import torch
 from ...modes import ModeKeys
 from .._collections import Collection
 from .._hook import BaseHook
+from ._live_raw import LiveRaw
 from ._save_plan import SavePlan, make_plan
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class StepHooks(BaseHook):
         def _write_outputs(self, name: str, outputs: Any) -> None: ...
 
     def _init_step_hooks(self) -> None:
+        self._live_raw = LiveRaw()  # the saved steps' raw CPU weights, read live when allowed
         self._handles: list[Any] = []
         self._hooked_params: list[torch.nn.Parameter] = []
         self._grads_left = 0  # gradient hooks of this step that have not run yet
