@@ -261,3 +261,38 @@ def test_weights_read_live_in_evaluation_steps_are_settled_at_the_next_step(tmp_
     guard = hook._device_reductions.live
     assert guard.live(WEIGHTS) and not guard.copy_only and guard.handed_over > 0
     _check(tmp_path / "run", expected)
+
+
+def test_a_closure_optimizer_keeps_the_weights_copied_and_every_value_right(tmp_path: Path) -> None:
+    """``optimizer.step(closure)`` (LBFGS, Lightning's automatic optimization) runs the forward and
+    backward passes inside the step: after torch's step pre-hook (the barrier) and right before
+    the update, with no barrier between the weights' hand-over and their change. The learning
+    window sees the weights changed before their barrier and keeps them copied; the gradients
+    (not changed before the next step) may be read live; every stored value is right."""
+    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
+    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
+    hook.register_module(net)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
+    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    expected: dict[tuple[str, int], list[np.ndarray]] = {}
+    for step in range(STEPS + 2):
+
+        def closure(step: int = step) -> torch.Tensor:
+            opt.zero_grad()
+            for p, name in names.items():
+                expected[name, step] = _expected(p)
+            loss = net(x).square().mean()
+            loss.backward()
+            for p, name in names.items():
+                expected[f"gradient/{name}", step] = _expected(p.grad)  # type: ignore[arg-type]
+            return loss
+
+        opt.step(closure)
+    hook.close()
+    guard = hook._device_reductions.live
+    assert WEIGHTS in guard.copy_only and not guard.live(WEIGHTS)
+    _check(tmp_path / "run", expected)
