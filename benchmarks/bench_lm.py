@@ -20,6 +20,12 @@ while the step trains, with barriers before the optimizer's step and the next st
 floor is no longer the least such a hook does: the hook may measure at or below it. The floor
 is kept as it was, so that its figures stay comparable from run to run.
 
+``lm_floor_live_overhead`` (CPU only): the least a hook that reads live does, a fourth model in
+the same blocks: when a step starts it hands the weights over (references) to a second thread,
+which copies them; it waits for that copy after the backward pass (before the optimizer's step),
+then hands the gradients over, which the second thread copies and then reduces with the weights'
+copies; the next step waits for the gradients' copy. No checks, no learning window, no files.
+
 ``lm_bytes_per_step_reductions`` / ``lm_bytes_per_step_raw``: bytes on disk per saved step
 for the same collections saved as reductions only and as whole tensors
 (``lm_bytes_ratio_raw_vs_reductions``).
@@ -79,10 +85,15 @@ def _hook(out_dir: Path, raw: bool) -> Any:
 
 
 def _trainer(
-    hook: Any, after_backward: Callable[[list[Any]], None] | None = None, size: str = "lm", device: str = "cpu"
+    hook: Any,
+    after_backward: Callable[[list[Any]], None] | None = None,
+    size: str = "lm",
+    device: str = "cpu",
+    before_forward: Callable[[list[Any]], None] | None = None,
 ) -> Any:
     """``train(n)`` runs ``n`` steps and returns their time; ``after_backward(parameters)``
-    is called between each backward pass and the optimizer's step."""
+    is called between each backward pass and the optimizer's step, ``before_forward(parameters)``
+    before each forward pass."""
     import torch
 
     model = _model(size).to(device)
@@ -96,6 +107,8 @@ def _trainer(
         t0 = time.perf_counter()
         for _ in range(n):
             opt.zero_grad()
+            if before_forward is not None:
+                before_forward(params)
             loss = model(input_ids=ids, labels=ids).loss
             if hook is not None:
                 hook.record_tensor_value("loss", loss)
@@ -150,14 +163,68 @@ class _Floor:
         self._worker.join()
 
 
+class _LiveFloor:
+    """The live floor (see the module docstring): the training thread only hands tensors over
+    and waits for their copies at the barriers; a second thread (at the hook writer's
+    niceness) copies and reduces them."""
+
+    def __init__(self) -> None:
+        self._ops = _reductions().all_reductions
+        self._jobs: queue.SimpleQueue[tuple[list[Any], list[Any], bool] | None] = queue.SimpleQueue()
+        self._copied: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._waiting = 0  # hand-overs whose copy the training thread has not waited for
+        self._copies: list[Any] = []
+        self._worker = threading.Thread(target=self._run, daemon=True)
+        self._worker.start()
+
+    def _run(self) -> None:
+        as_hook_writer()
+        from sagemaker_debugger_ext._reductions import compute_reductions_many
+
+        while (job := self._jobs.get()) is not None:
+            tensors, copies, reduce = job
+            for copy, tensor in zip(copies, tensors, strict=True):
+                copy[:] = tensor.numpy().reshape(-1)
+            self._copied.put(None)
+            if reduce:  # the gradients' copies: the step's weights and gradients reduced
+                compute_reductions_many(self._ops, self._copies)
+
+    def _hand_over(self, tensors: list[Any], copies: list[Any], reduce: bool) -> None:
+        while self._waiting:  # the barrier: the previous hand-over copied
+            self._copied.get()
+            self._waiting -= 1
+        self._jobs.put((tensors, copies, reduce))
+        self._waiting += 1
+
+    def before_forward(self, params: list[Any]) -> None:
+        import numpy as np
+
+        if not self._copies:
+            self._copies = [np.empty(p.numel(), np.float32) for _ in range(2) for p in params]  # weights, gradients
+        self._hand_over([p.detach() for p in params], self._copies[: len(params)], False)
+
+    def after_backward(self, params: list[Any]) -> None:
+        self._hand_over([p.grad for p in params], self._copies[len(params) :], True)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._worker.join()
+
+
 def _overhead(
     tmp: Path, repeat: int, size: str = "lm", cycles: int = CYCLES, block: int = BLOCK, device: str = "cpu"
-) -> tuple[float, float]:
-    """(hooked, floor) time / baseline time - 1 over interleaved blocks of the three models."""
+) -> tuple[float, float, float | None]:
+    """(hooked, floor, live floor) time / baseline time - 1 over interleaved blocks of the models
+    (the live floor on the CPU only, else None)."""
     hook = _hook(tmp / f"{size}{device}{repeat}", raw=False)
     floor = _Floor()
+    live = _LiveFloor() if device == "cpu" else None
     trains = {"base": _trainer(None, size=size, device=device), "hook": _trainer(hook, size=size, device=device),
               "floor": _trainer(None, floor.step, size=size, device=device)}  # fmt: skip
+    if live is not None:
+        trains["live"] = _trainer(
+            None, live.after_backward, size=size, device=device, before_forward=live.before_forward
+        )
     for train in trains.values():
         train(WARMUP if size == "lm" else 1)
     totals = dict.fromkeys(trains, 0.0)
@@ -167,7 +234,10 @@ def _overhead(
             totals[key] += trains[key](block)
     hook.close()
     floor.stop()
-    return totals["hook"] / totals["base"] - 1, totals["floor"] / totals["base"] - 1
+    if live is not None:
+        live.stop()
+    live_ratio = totals["live"] / totals["base"] - 1 if live is not None else None
+    return totals["hook"] / totals["base"] - 1, totals["floor"] / totals["base"] - 1, live_ratio
 
 
 def _bytes_per_step(
@@ -208,6 +278,7 @@ def run() -> dict[str, object]:
         "lm_reductions_overhead_p25": round(q[0], 4),
         "lm_reductions_overhead_p75": round(q[2], 4),
         "lm_floor_overhead": round(statistics.median(floors), 4),
+        "lm_floor_live_overhead": round(statistics.median(p[2] for p in pairs if p[2] is not None), 4),
         "lm_parameters": parameters,
         "lm_bytes_per_step_reductions": round(reduced),
         "lm_bytes_per_step_raw": round(raw),
@@ -217,6 +288,7 @@ def run() -> dict[str, object]:
         "lm10x_parameters": parameters10,
         "lm10x_reductions_overhead": round(statistics.median(p[0] for p in pairs10), 4),
         "lm10x_floor_overhead": round(statistics.median(p[1] for p in pairs10), 4),
+        "lm10x_floor_live_overhead": round(statistics.median(p[2] for p in pairs10 if p[2] is not None), 4),
         "lm10x_host_bytes_per_step_reductions": round(host10),
     }
     return out
