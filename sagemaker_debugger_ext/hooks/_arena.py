@@ -105,44 +105,31 @@ class SlotCopies(CopyArena):
 
     def copy(self, array: np.ndarray) -> np.ndarray:
         """A private copy of ``array`` (same dtype and shape)."""
-        i = self._next
-        self._next = i + 1
-        self.copied += array.nbytes
-        slots = self._slots
-        if i < len(slots):
-            kept = slots[i]
-            if (
-                kept is not None
-                and kept.shape == array.shape
-                and kept.dtype == array.dtype
-                and array.flags.c_contiguous
-            ):
-                np.copyto(kept, array, casting="no")
-                return kept
+        if array.dtype.kind in "biufc" and array.flags.c_contiguous:
+            room = self.slot(array)
+            np.copyto(room, array, casting="no")
+            return room
+        self._claim(array)  # a strided source or objects: an ordinary copy (its own layout)
         copy = np.array(array, copy=True)
-        keep = copy if copy.dtype.kind in "biufc" else None
-        if i < len(slots):
-            slots[i] = keep
-        else:
-            slots.append(keep)
+        self._slots[self._next - 1] = copy if copy.dtype.kind in "biufc" else None
         return copy
 
     def slot(self, array: np.ndarray) -> np.ndarray:
         """The array :meth:`copy` would fill with ``array`` (a plain number dtype), not filled."""
+        kept = self._claim(array)
+        if kept is not None and kept.shape == array.shape and kept.dtype == array.dtype:
+            return kept
+        room = self._slots[self._next - 1] = np.empty(array.shape, array.dtype)
+        return room
+
+    def _claim(self, array: np.ndarray) -> np.ndarray | None:
+        """This step's next slot, for a copy of ``array``: the array it kept, if any."""
         i = self._next
         self._next = i + 1
         self.copied += array.nbytes
-        slots = self._slots
-        if i < len(slots):
-            kept = slots[i]
-            if kept is not None and kept.shape == array.shape and kept.dtype == array.dtype:
-                return kept
-        room = np.empty(array.shape, array.dtype)
-        if i < len(slots):
-            slots[i] = room
-        else:
-            slots.append(room)
-        return room
+        if i == len(self._slots):
+            self._slots.append(None)
+        return self._slots[i]
 
     def reset(self) -> None:
         """Forget this step's copies (nothing may use them any more); the arrays stay."""
