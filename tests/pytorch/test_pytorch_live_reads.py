@@ -232,18 +232,26 @@ def test_an_update_outside_torch_optimizers_keeps_weights_copied(tmp_path: Path,
     _check(tmp_path / "run", expected)
 
 
-def test_weights_read_live_in_evaluation_steps_are_settled_at_the_next_step(tmp_path: Path) -> None:
-    """Evaluation steps (no optimizer) between training steps: the weights handed over there
-    are settled when the next step starts, before training changes them; every value right."""
+def _hooked_net(
+    out_dir: Path, collections: list[str], hidden: int
+) -> tuple[Hook, torch.nn.Sequential, torch.optim.SGD, torch.Tensor, dict[torch.nn.Parameter, str]]:
+    """A hook saving ``collections`` as reductions only every step, on a 16-``hidden``-4 tanh MLP
+    with SGD; returns them, the inputs and the parameters' saved names."""
     config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
-    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
-                include_collections=["weights", "biases"], context=TrainingContext())  # fmt: skip
+    hook = Hook(out_dir=out_dir, save_config=SaveConfig(save_interval=1), reduction_config=config,
+                include_collections=collections, context=TrainingContext())  # fmt: skip
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.Tanh(), torch.nn.Linear(64, 4))
+    net = torch.nn.Sequential(torch.nn.Linear(16, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 4))
     hook.register_module(net)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
-    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    return hook, net, opt, x, {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+
+
+def test_weights_read_live_in_evaluation_steps_are_settled_at_the_next_step(tmp_path: Path) -> None:
+    """Evaluation steps (no optimizer) between training steps: the weights handed over there
+    are settled when the next step starts, before training changes them; every value right."""
+    hook, net, opt, x, names = _hooked_net(tmp_path / "run", ["weights", "biases"], 64)
     expected: dict[tuple[str, int], list[np.ndarray]] = {}
     for step in range(3 * STEPS):
         for p, name in names.items():
@@ -269,15 +277,7 @@ def test_a_closure_optimizer_keeps_the_weights_copied_and_every_value_right(tmp_
     the update, with no barrier between the weights' hand-over and their change. The learning
     window sees the weights changed before their barrier and keeps them copied; the gradients
     (not changed before the next step) may be read live; every stored value is right."""
-    config = ReductionConfig(reductions=["min", "max", "mean", "std"], abs_reductions=["mean"], norms=["l2"])
-    hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1), reduction_config=config,
-                include_collections=["weights", "biases", "gradients"], context=TrainingContext())  # fmt: skip
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 4))
-    hook.register_module(net)
-    opt = torch.optim.SGD(net.parameters(), lr=0.1)
-    x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
-    names = {p: f"Sequential_{n}" for n, p in net.named_parameters()}
+    hook, net, opt, x, names = _hooked_net(tmp_path / "run", ["weights", "biases", "gradients"], 32)
     expected: dict[tuple[str, int], list[np.ndarray]] = {}
     for step in range(STEPS + 2):
 
