@@ -33,6 +33,7 @@ for the same collections saved as reductions only and as whole tensors
 
 from __future__ import annotations
 
+import functools
 import queue
 import statistics
 import tempfile
@@ -129,86 +130,74 @@ class _Floor:
     the copies."""
 
     def __init__(self) -> None:
-        self._ops = _reductions().all_reductions
-        self._jobs: queue.SimpleQueue[list[Any] | None] = queue.SimpleQueue()
-        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
-        self._pending = False
-        self._copies: list[Any] = []
-        self._worker = threading.Thread(target=self._reduce, daemon=True)
-        self._worker.start()
-
-    def _reduce(self) -> None:
-        as_hook_writer()
         from sagemaker_debugger_ext._reductions import compute_reductions_many
 
-        while (copies := self._jobs.get()) is not None:
-            compute_reductions_many(self._ops, copies)
-            self._done.put(None)
+        self._reduce = functools.partial(compute_reductions_many, _reductions().all_reductions)
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()
+        self._waiting = 0  # jobs the training thread has not waited for
+        self._copies: list[Any] = []
+        self._worker = threading.Thread(target=self._serve, daemon=True)
+        self._worker.start()
+
+    def _serve(self) -> None:
+        as_hook_writer()
+        while (job := self._jobs.get()) is not None:
+            self._run(job)
+
+    def _run(self, copies: list[Any]) -> None:
+        self._reduce(copies)
+        self._done.put(None)
+
+    def _barrier(self) -> None:
+        """Wait for the jobs submitted before."""
+        while self._waiting:
+            self._done.get()
+            self._waiting -= 1
+
+    def _submit(self, job: Any) -> None:
+        self._jobs.put(job)
+        self._waiting += 1
 
     def step(self, params: list[Any]) -> None:
         import numpy as np
 
-        if self._pending:  # the previous step's reductions are done first (as the hook's files)
-            self._done.get()
+        self._barrier()  # the previous step's reductions are done first (as the hook's files)
         tensors = [p.detach() for p in params] + [p.grad for p in params]
         if not self._copies:
             self._copies = [np.empty(t.numel(), np.float32) for t in tensors]
         for copy, tensor in zip(self._copies, tensors, strict=True):
             copy[:] = tensor.cpu().numpy().reshape(-1)
-        self._jobs.put(self._copies)
-        self._pending = True
+        self._submit(self._copies)
 
     def stop(self) -> None:
         self._jobs.put(None)
         self._worker.join()
 
 
-class _LiveFloor:
+class _LiveFloor(_Floor):
     """The live floor (see the module docstring): the training thread only hands tensors over
-    and waits for their copies at the barriers; a second thread (at the hook writer's
-    niceness) copies and reduces them."""
+    and waits for their copies at the barriers; the second thread copies and reduces them."""
 
-    def __init__(self) -> None:
-        self._ops = _reductions().all_reductions
-        self._jobs: queue.SimpleQueue[tuple[list[Any], list[Any], bool] | None] = queue.SimpleQueue()
-        self._copied: queue.SimpleQueue[None] = queue.SimpleQueue()
-        self._waiting = 0  # hand-overs whose copy the training thread has not waited for
-        self._copies: list[Any] = []
-        self._worker = threading.Thread(target=self._run, daemon=True)
-        self._worker.start()
-
-    def _run(self) -> None:
-        as_hook_writer()
-        from sagemaker_debugger_ext._reductions import compute_reductions_many
-
-        while (job := self._jobs.get()) is not None:
-            tensors, copies, reduce = job
-            for copy, tensor in zip(copies, tensors, strict=True):
-                copy[:] = tensor.numpy().reshape(-1)
-            self._copied.put(None)
-            if reduce:  # the gradients' copies: the step's weights and gradients reduced
-                compute_reductions_many(self._ops, self._copies)
-
-    def _hand_over(self, tensors: list[Any], copies: list[Any], reduce: bool) -> None:
-        while self._waiting:  # the barrier: the previous hand-over copied
-            self._copied.get()
-            self._waiting -= 1
-        self._jobs.put((tensors, copies, reduce))
-        self._waiting += 1
+    def _run(self, job: Any) -> None:  # (tensors, their copies, whether to reduce after)
+        tensors, copies, reduce = job
+        for copy, tensor in zip(copies, tensors, strict=True):
+            copy[:] = tensor.numpy().reshape(-1)
+        self._done.put(None)
+        if reduce:  # the gradients' copies: the step's weights and gradients reduced
+            self._reduce(self._copies)
 
     def before_forward(self, params: list[Any]) -> None:
         import numpy as np
 
         if not self._copies:
             self._copies = [np.empty(p.numel(), np.float32) for _ in range(2) for p in params]  # weights, gradients
-        self._hand_over([p.detach() for p in params], self._copies[: len(params)], False)
+        self._barrier()  # the previous step's gradients copied
+        self._submit(([p.detach() for p in params], self._copies[: len(params)], False))
 
     def after_backward(self, params: list[Any]) -> None:
-        self._hand_over([p.grad for p in params], self._copies[len(params) :], True)
-
-    def stop(self) -> None:
-        self._jobs.put(None)
-        self._worker.join()
+        self._barrier()  # the weights copied before the optimizer's step
+        self._submit(([p.grad for p in params], self._copies[len(params) :], True))
 
 
 def _overhead(
