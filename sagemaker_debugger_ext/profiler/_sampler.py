@@ -118,108 +118,36 @@ class SystemSampler:
         self._last_t = now
         node = self._node
         events: list[SystemEvent] = []
+
+        def add(type_: str, name: str, dimension: str, value: float) -> None:
+            event = SystemEvent(type=type_, name=name, dimension=dimension, value=value, node_id=node, timestamp=ts)
+            events.append(event)
+
         per_core = psutil.cpu_times_percent(interval=None, percpu=True)
         total_util = 0.0
-        total_wait = 0.0
         for i, times in enumerate(per_core):
             iowait = float(getattr(times, "iowait", 0.0))
             util = max(0.0, min(100.0, 100.0 - float(times.idle) - iowait))
             total_util += util
-            total_wait += iowait
-            events.append(
-                SystemEvent(
-                    type="cpu",
-                    name=f"cpu{i}",
-                    dimension="CPUUtilization",
-                    value=round(util, 2),
-                    node_id=node,
-                    timestamp=ts,
-                )
-            )
-            events.append(
-                SystemEvent(
-                    type="cpu",
-                    name=f"cpu{i}",
-                    dimension="I/OWaitPercentage",
-                    value=round(iowait, 2),
-                    node_id=node,
-                    timestamp=ts,
-                )
-            )
-        n = max(len(per_core), 1)
-        events.append(
-            SystemEvent(
-                type="cpu",
-                name="cpu_total",
-                dimension="CPUUtilizationTotal",
-                value=round(total_util / n, 2),
-                node_id=node,
-                timestamp=ts,
-            )
-        )
-        mem = psutil.virtual_memory()
-        events.append(
-            SystemEvent(
-                type="memory",
-                name="MemoryUsedPercent",
-                dimension="Memory",
-                value=float(mem.percent),
-                node_id=node,
-                timestamp=ts,
-            )
-        )
+            add("cpu", f"cpu{i}", "CPUUtilization", round(util, 2))
+            add("cpu", f"cpu{i}", "I/OWaitPercentage", round(iowait, 2))
+        add("cpu", "cpu_total", "CPUUtilizationTotal", round(total_util / max(len(per_core), 1), 2))
+        add("memory", "MemoryUsedPercent", "Memory", float(psutil.virtual_memory().percent))
         disk = self._disk()
         if disk is not None and self._last_disk is not None:
-            for label, cur, prev in (
-                ("ReadBytesPerSecond", disk[0], self._last_disk[0]),
-                ("WriteBytesPerSecond", disk[1], self._last_disk[1]),
-            ):
-                events.append(
-                    SystemEvent(
-                        type="disk",
-                        name="disk",
-                        dimension=label,
-                        value=round(max(cur - prev, 0) / dt, 1),
-                        node_id=node,
-                        timestamp=ts,
-                    )
-                )
+            add("disk", "disk", "ReadBytesPerSecond", round(max(disk[0] - self._last_disk[0], 0) / dt, 1))
+            add("disk", "disk", "WriteBytesPerSecond", round(max(disk[1] - self._last_disk[1], 0) / dt, 1))
         self._last_disk = disk
         net = self._net()
         if net is not None and self._last_net is not None:
             recv = max(net[0] - self._last_net[0], 0) / dt
             sent = max(net[1] - self._last_net[1], 0) / dt
-            for label, value in (
-                ("Algorithm", recv + sent),
-                ("ReceiveBytesPerSecond", recv),
-                ("TransmitBytesPerSecond", sent),
-            ):
-                events.append(
-                    SystemEvent(
-                        type="network",
-                        name="network",
-                        dimension=label,
-                        value=round(value, 1),
-                        node_id=node,
-                        timestamp=ts,
-                    )
-                )
+            add("network", "network", "Algorithm", round(recv + sent, 1))
+            add("network", "network", "ReceiveBytesPerSecond", round(recv, 1))
+            add("network", "network", "TransmitBytesPerSecond", round(sent, 1))
         self._last_net = net
         if self._gpu is not None:
             for idx, util, mem_pct in self._gpu.read():
-                events.append(
-                    SystemEvent(
-                        type="gpu", name=f"gpu{idx}", dimension="GPUUtilization", value=util, node_id=node, timestamp=ts
-                    )
-                )
-                events.append(
-                    SystemEvent(
-                        type="gpu",
-                        name=f"gpu{idx}",
-                        dimension="GPUMemoryUtilization",
-                        value=mem_pct,
-                        node_id=node,
-                        timestamp=ts,
-                    )
-                )
+                add("gpu", f"gpu{idx}", "GPUUtilization", util)
+                add("gpu", f"gpu{idx}", "GPUMemoryUtilization", mem_pct)
         return events

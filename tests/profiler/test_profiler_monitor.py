@@ -12,6 +12,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psutil
 import pytest
 from polling import wait_until
 
@@ -193,3 +194,37 @@ def test_update_profiler_config_file_reaches_the_monitor(tmp_path):
     os.utime(config, ns=(time.time_ns(), time.time_ns() + 2_000_000))
     assert monitor.poll_config() and monitor.disabled
     assert json.loads(config.read_text())["ProfilingParameters"]["ProfilerEnabled"] is False
+
+
+def test_sampler_sample_layout_per_metric():
+    """One sample: per core CPUUtilization then I/OWaitPercentage, the total, memory, then the disk
+    and network rates (since the previous sample, or the sampler's creation), every event with the
+    node and the sample's timestamp."""
+    from sagemaker_debugger_ext.profiler._sampler import SystemSampler
+
+    sampler = SystemSampler("algo-7")
+    samples = {1000.0: sampler.sample(timestamp=1000.0), 1001.5: sampler.sample(timestamp=1001.5)}
+    cores = psutil.cpu_count() or 1
+    per_core = [("cpu", f"cpu{i}", d) for i in range(cores) for d in ("CPUUtilization", "I/OWaitPercentage")]
+    head = [*per_core, ("cpu", "cpu_total", "CPUUtilizationTotal"), ("memory", "MemoryUsedPercent", "Memory")]
+    rates = [
+        ("disk", "disk", "ReadBytesPerSecond"),
+        ("disk", "disk", "WriteBytesPerSecond"),
+        ("network", "network", "Algorithm"),
+        ("network", "network", "ReceiveBytesPerSecond"),
+        ("network", "network", "TransmitBytesPerSecond"),
+    ]
+    for ts, events in samples.items():
+        layout = [(e.type, e.name, e.dimension) for e in events]
+        assert layout[: len(head)] == head
+        assert layout[len(head) :] == [r for r in rates if r in layout[len(head) :]]  # as psutil has the counters
+        assert {(e.node_id, e.timestamp) for e in events} == {("algo-7", ts)}
+        for e in events:
+            assert isinstance(e.value, float) and e.value >= 0
+            if e.type == "cpu":
+                assert e.value <= 100 and round(e.value, 2) == e.value
+            elif e.type in ("disk", "network"):
+                assert round(e.value, 1) == e.value
+        total = next(e.value for e in events if e.dimension == "CPUUtilizationTotal")
+        util = [e.value for e in events if e.dimension == "CPUUtilization"]
+        assert abs(total - sum(util) / cores) <= 0.01
