@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -36,6 +37,15 @@ def _empty(ax: object, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)  # type: ignore[attr-defined]
 
 
+def _percent_png(fig: Figure, ax: Axes, title: str) -> bytes:
+    """The PNG of a percentage-over-time chart: its title, axes labels and 0-105 % range."""
+    ax.set_title(title)
+    ax.set_xlabel("seconds since start")
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 105)
+    return _png(fig)
+
+
 def cpu_figure(events: list[SystemEvent], t0: float) -> bytes:
     """Total CPU utilisation (and each core, faintly) over time."""
     snaps = to_snapshots(group_snapshots(events))
@@ -50,11 +60,7 @@ def cpu_figure(events: list[SystemEvent], t0: float) -> bytes:
         ax.legend(loc="upper right")
     else:
         _empty(ax, "no CPU samples")
-    ax.set_title("CPU utilization")
-    ax.set_xlabel("seconds since start")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 105)
-    return _png(fig)
+    return _percent_png(fig, ax, "CPU utilization")
 
 
 def memory_figure(events: list[SystemEvent], t0: float) -> bytes:
@@ -66,11 +72,7 @@ def memory_figure(events: list[SystemEvent], t0: float) -> bytes:
         ax.plot([p[0] for p in pts], [p[1] for p in pts], color="tab:green")
     else:
         _empty(ax, "no memory samples")
-    ax.set_title("Memory used")
-    ax.set_xlabel("seconds since start")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 105)
-    return _png(fig)
+    return _percent_png(fig, ax, "Memory used")
 
 
 def gpu_figure(events: list[SystemEvent], t0: float) -> bytes:
@@ -88,11 +90,7 @@ def gpu_figure(events: list[SystemEvent], t0: float) -> bytes:
         ax.legend(loc="upper right", fontsize="small")
     else:
         _empty(ax, "no GPU on this machine (no NVML samples)")
-    ax.set_title("GPU utilization and memory")
-    ax.set_xlabel("seconds since start")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 105)
-    return _png(fig)
+    return _percent_png(fig, ax, "GPU utilization and memory")
 
 
 def step_histogram_figure(steps: list[FrameworkEvent], stddev: float) -> bytes:
