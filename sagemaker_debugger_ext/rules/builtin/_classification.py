@@ -61,7 +61,25 @@ def _per_class(window: Window) -> tuple[dict[int, int], dict[int, int]]:
     return seen, wrong
 
 
-class ClassImbalance(BuiltinRule):
+class _LearningGated(BuiltinRule):
+    """A class-level rule with ``learning_window`` (:mod:`._learning`): its gate, the check of its
+    noise parameters and the gate's note in the status details."""
+
+    def __init__(
+        self, base_trial: Any, action_str: str | None = None, other_trials: Any = None, **parameters: Any
+    ) -> None:
+        super().__init__(base_trial, action_str, other_trials, **parameters)
+        self._gate = LearningGate(self, self.p["learning_window"])
+
+    def validate(self) -> None:
+        check_noise_params(self.rule_name, self.p, "learning_window")
+
+    def status_note(self) -> str | None:
+        notes = [n for n in (super().status_note(), self._gate.note()) if n]
+        return "; ".join(notes) or None
+
+
+class ClassImbalance(_LearningGated):
     """Counts labels per class across steps; once ``samples`` labels were seen, fires when
     largest/smallest class count > ``threshold_imbalance``. Mispredictions are judged on a
     trained model: the first ``samples`` labels are the warm-up, then a class fires when
@@ -110,14 +128,6 @@ class ClassImbalance(BuiltinRule):
         self._counts: dict[int, int] = {}
         self._recent: Window = collections.deque()
         self._previous: Window = collections.deque()  # the samples before the recent ones
-        self._gate = LearningGate(self, self.p["learning_window"])
-
-    def validate(self) -> None:
-        check_noise_params(self.rule_name, self.p, "learning_window")
-
-    def status_note(self) -> str | None:
-        notes = [n for n in (super().status_note(), self._gate.note()) if n]
-        return "; ".join(notes) or None
 
     def evaluate(self, step: int) -> RuleResult:
         labels_names = self.select_tensors(regexes=[self.p["labels_regex"]])
@@ -184,7 +194,7 @@ class ClassImbalance(BuiltinRule):
         return RuleResult.met(*findings) if findings else RuleResult.not_met()
 
 
-class Confusion(BuiltinRule):
+class Confusion(_LearningGated):
     """Builds the confusion matrix ``C[label][prediction]`` of each step; for every predicted
     class i, fires when ``C[i][i] / sum_j C[j][i] < min_diag`` or an off-diagonal
     ``C[j][i] / sum_j C[j][i] > max_off_diag``. In EVAL mode the matrix holds the whole
@@ -243,14 +253,6 @@ class Confusion(BuiltinRule):
         super().__init__(base_trial, action_str, other_trials, **parameters)
         self._failing: dict[tuple[int, int], int] = {}  # (label, predicted) -> consecutive judged matrices failed
         self._last: np.ndarray | None = None  # the previous judged matrix (noise_aware: is a share improving?)
-        self._gate = LearningGate(self, self.p["learning_window"])
-
-    def validate(self) -> None:
-        check_noise_params(self.rule_name, self.p, "learning_window")
-
-    def status_note(self) -> str | None:
-        notes = [n for n in (super().status_note(), self._gate.note()) if n]
-        return "; ".join(notes) or None
 
     def _improving(self, matrix: np.ndarray, cell: tuple[int, int], noise_aware: float) -> bool:
         """Whether the failing share of ``cell`` (label, predicted) fell since the previous matrix beyond noise."""
