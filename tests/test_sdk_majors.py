@@ -132,3 +132,18 @@ def test_core_imports_without_touching_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("first", ["ours", "sdk"])
+def test_our_rules_pass_the_sdk_isinstance_checks_whichever_is_imported_first(first: str) -> None:
+    """Registered as virtual subclasses of the SDK's Rule/ProfilerRule when the SDK's debugger module
+    loads after ours (on its import) or before (at once); the SDK's classes stay apart."""
+    ours = "from sagemaker_debugger_ext import ProfilerRule, Rule, rule_configs\n"
+    sdk = "import sagemaker.debugger as sd\n"
+    code = (
+        (ours + sdk if first == "ours" else sdk + ours)
+        + "r, p = Rule.sagemaker(rule_configs.loss_not_decreasing()), ProfilerRule.sagemaker(rule_configs.ProfilerReport())\n"
+        "print(isinstance(r, sd.Rule), isinstance(p, sd.ProfilerRule), isinstance(r, sd.ProfilerRule), isinstance(p, sd.Rule))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "True True False False"

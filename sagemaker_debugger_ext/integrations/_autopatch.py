@@ -1,8 +1,8 @@
 """Zero code change: add the Debugger callback to a script's ``Trainer`` without touching it.
 
 Local mode starts a Python entry point through :mod:`._launch` when the job has a Debugger
-hook config. The launcher installs :class:`_TrainerPatchFinder` on ``sys.meta_path`` before
-the script runs; when the script imports ``transformers.trainer`` or
+hook config. The launcher installs an :class:`~.._after_import.AfterImport` finder on
+``sys.meta_path`` before the script runs; when the script imports ``transformers.trainer`` or
 ``lightning.pytorch.trainer.trainer`` (``from transformers import Trainer``, ``import
 lightning``), the module is patched right after it loads:
 
@@ -19,13 +19,12 @@ job's environment.
 from __future__ import annotations
 
 import functools
-import importlib.abc
-import importlib.machinery
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
+from .._after_import import AfterImport
 from .._container_env import AUTO_CALLBACK_ENV, SMDEBUG_CONFIG_FILE_PATH_ENV
 
 __all__ = ["AUTO_CALLBACK_ENV", "LAUNCHER_MODULE", "enabled", "install", "launcher_args"]
@@ -98,44 +97,14 @@ _PATCHES: dict[str, Callable[[ModuleType], None]] = {
 }
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: importlib.abc.Loader, patch: Callable[[ModuleType], None]) -> None:
-        self._loader = loader
-        self._patch = patch
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: ModuleType) -> None:
-        self._loader.exec_module(module)
-        self._patch(module)
-
-
-class _TrainerPatchFinder(importlib.abc.MetaPathFinder):
-    """Wraps the loaders of the trainer modules so that they are patched once loaded."""
-
-    def find_spec(
-        self, fullname: str, path: Any, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        patch = _PATCHES.get(fullname)
-        if patch is None:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None:
-                    spec.loader = _PatchingLoader(spec.loader, patch)
-                return spec
-        return None
+_FINDER = AfterImport(_PATCHES)
 
 
 def install() -> None:
     """Put the patch finder first on ``sys.meta_path`` (once); patch modules already imported."""
-    if any(isinstance(f, _TrainerPatchFinder) for f in sys.meta_path):
+    if any(f is _FINDER for f in sys.meta_path):
         return
     for name, patch in _PATCHES.items():
         if name in sys.modules:
             patch(sys.modules[name])
-    sys.meta_path.insert(0, _TrainerPatchFinder())
+    sys.meta_path.insert(0, _FINDER)
