@@ -38,62 +38,19 @@ class ProfilerData:
     ) -> None:
         """``n`` samples, ``interval`` s apart."""
         with SystemMetricsWriter(self.root, "algo-1") as writer:
+            cpu_dims = (("CPUUtilization", cpu), ("I/OWaitPercentage", iowait))
+            gpu_dims = (("GPUUtilization", gpu), ("GPUMemoryUtilization", gpu_mem))
             for i in range(n):
+                rows = [("cpu", f"cpu{c}", dim, value(i, c)) for c in range(cores) for dim, value in cpu_dims]
+                rows.append(("memory", "MemoryUsedPercent", "Memory", memory))
+                rows += [("gpu", f"gpu{g}", dim, value(i, g)) for g in range(gpus) for dim, value in gpu_dims]
                 ts = start + i * interval
-                ev = []
-                for c in range(cores):
-                    ev.append(
-                        SystemEvent(
-                            type="cpu",
-                            name=f"cpu{c}",
-                            dimension="CPUUtilization",
-                            value=cpu(i, c),
-                            node_id="algo-1",
-                            timestamp=ts,
-                        )
-                    )
-                    ev.append(
-                        SystemEvent(
-                            type="cpu",
-                            name=f"cpu{c}",
-                            dimension="I/OWaitPercentage",
-                            value=iowait(i, c),
-                            node_id="algo-1",
-                            timestamp=ts,
-                        )
-                    )
-                ev.append(
-                    SystemEvent(
-                        type="memory",
-                        name="MemoryUsedPercent",
-                        dimension="Memory",
-                        value=memory,
-                        node_id="algo-1",
-                        timestamp=ts,
-                    )
+                writer.write(
+                    [
+                        SystemEvent(type=t, name=m, dimension=d, value=v, node_id="algo-1", timestamp=ts)
+                        for t, m, d, v in rows
+                    ]
                 )
-                for g in range(gpus):
-                    ev.append(
-                        SystemEvent(
-                            type="gpu",
-                            name=f"gpu{g}",
-                            dimension="GPUUtilization",
-                            value=gpu(i, g),
-                            node_id="algo-1",
-                            timestamp=ts,
-                        )
-                    )
-                    ev.append(
-                        SystemEvent(
-                            type="gpu",
-                            name=f"gpu{g}",
-                            dimension="GPUMemoryUtilization",
-                            value=gpu_mem(i, g),
-                            node_id="algo-1",
-                            timestamp=ts,
-                        )
-                    )
-                writer.write(ev)
 
     def steps(
         self,
