@@ -64,6 +64,22 @@ def write_trial(
     return root
 
 
+def loss_epochs(train: list[list[float]], val: list[list[float]]) -> tuple[dict[int, Any], dict[int, Any]]:
+    """Steps and modes of a ``loss`` tensor: per epoch, its TRAIN steps (``train[e]``), then an
+    evaluation pass (``val[e]``, EVAL steps); mode steps count on across epochs."""
+    steps: dict[int, Any] = {}
+    modes: dict[int, Any] = {}
+    g = t = e = 0
+    for tr, va in zip(train, val, strict=True):
+        for x in tr:
+            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.TRAIN, t)
+            g, t = g + 1, t + 1
+        for x in va:
+            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.EVAL, e)
+            g, e = g + 1, e + 1
+    return steps, modes
+
+
 def evaluation_passes(shares: list[float], n: int, seed: int = 0) -> tuple[dict[int, Any], dict[int, Any]]:
     """Steps and modes of a classifier: a TRAIN step then one evaluation pass (one step) per epoch;
     predicted class 0 is right ``shares[e]`` of ``n`` times in pass e (the rest are label 1);

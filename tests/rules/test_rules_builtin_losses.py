@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from synthetic_trial import loss_epochs
 
 from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules.builtin import (
@@ -60,16 +61,8 @@ def test_loss_not_decreasing_judges_mode_of_first_saved_loss(
 
 
 def _train_eval(train: list[float], val: list[float], block: int = 3) -> tuple[dict[int, Any], dict[int, Any]]:
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    g = t = e = 0
-    for i, v in enumerate(val):
-        for x in train[i * block : (i + 1) * block]:
-            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.TRAIN, t)
-            g, t = g + 1, t + 1
-        steps[g], modes[g] = {"loss": np.float32(v)}, (ModeKeys.EVAL, e)
-        g, e = g + 1, e + 1
-    return steps, modes
+    """Per value of ``val``: ``block`` TRAIN steps of ``train``, then one EVAL step."""
+    return loss_epochs([train[i * block : (i + 1) * block] for i in range(len(val))], [[v] for v in val])
 
 
 def test_overfit_fires_when_validation_pulls_away(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:

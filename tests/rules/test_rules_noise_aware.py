@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from synthetic_trial import loss_epochs
 
 from sagemaker_debugger_ext.exceptions import RuleParameterError
 from sagemaker_debugger_ext.modes import ModeKeys
@@ -95,16 +96,9 @@ def test_overtraining_lucky_minimum_then_noise_is_quiet(
 def _epochs(train: list[float], val: list[float], per_pass: int = 4, seed: int = 0) -> tuple[dict[int, Any], Any]:
     """One TRAIN step then an evaluation pass of ``per_pass`` batches (noise 0.02) per epoch."""
     rng = np.random.default_rng(seed)
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    g = e = 0
-    for t, (tr, va) in enumerate(zip(train, val, strict=True)):
-        steps[g], modes[g] = {"loss": np.float32(tr)}, (ModeKeys.TRAIN, t)
-        g += 1
-        for _ in range(per_pass):
-            steps[g], modes[g] = {"loss": np.float32(va + 0.02 * rng.standard_normal())}, (ModeKeys.EVAL, e)
-            g, e = g + 1, e + 1
-    return steps, modes
+    return loss_epochs(
+        [[tr] for tr in train], [[va + 0.02 * rng.standard_normal() for _ in range(per_pass)] for va in val]
+    )
 
 
 def test_overtraining_still_fires_on_true_overtraining(
@@ -284,28 +278,14 @@ def test_overfit_gap_within_noise_is_quiet_and_memorising_fires(
     rng = np.random.default_rng(0)
     train = [[0.03 + 0.06 * (e % 2), 0.09 - 0.06 * (e % 2)] for e in range(8)]
     val = [[0.13 + 0.1 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
-    steps, modes = _epochs_blocks(train, val)
+    steps, modes = loss_epochs(train, val)
     trial = make_trial(steps, modes=modes, collections=LOSSES)
     assert fires(Overfit(trial, patience="2", ratio_threshold="0.5")) is not None
     assert fires(Overfit(trial, **recommended_rule_parameters("Overfit"))) is None
     memorised = [[0.02 + 0.005 * rng.standard_normal() for _ in range(4)] for _ in range(8)]
     rising = [[0.3 + 0.05 * e + 0.02 * rng.standard_normal() for _ in range(4)] for e in range(8)]
-    steps, modes = _epochs_blocks(memorised, rising)
+    steps, modes = loss_epochs(memorised, rising)
     assert fires(Overfit(make_trial(steps, modes=modes, collections=LOSSES), **recommended_rule_parameters("Overfit")))
-
-
-def _epochs_blocks(train: list[list[float]], val: list[list[float]]) -> tuple[dict[int, Any], Any]:
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    g = t = e = 0
-    for tr, va in zip(train, val, strict=True):
-        for x in tr:
-            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.TRAIN, t)
-            g, t = g + 1, t + 1
-        for x in va:
-            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.EVAL, e)
-            g, e = g + 1, e + 1
-    return steps, modes
 
 
 def test_confusion_share_within_sampling_error_is_quiet(

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from synthetic_trial import loss_epochs
 
-from sagemaker_debugger_ext.modes import ModeKeys
 from sagemaker_debugger_ext.rules.builtin import (
     ClassImbalance,
     LossNotDecreasing,
@@ -21,40 +21,25 @@ from sagemaker_debugger_ext.rules.builtin import (
 LOSSES = {"losses": ["loss"]}
 
 
-def _epochs(train: list[list[float]], val: list[list[float]]) -> tuple[dict[int, Any], dict[int, Any]]:
-    """Epochs of TRAIN steps, each followed by an evaluation pass."""
-    steps: dict[int, Any] = {}
-    modes: dict[int, Any] = {}
-    g = t = e = 0
-    for tr, va in zip(train, val, strict=True):
-        for x in tr:
-            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.TRAIN, t)
-            g, t = g + 1, t + 1
-        for x in va:
-            steps[g], modes[g] = {"loss": np.float32(x)}, (ModeKeys.EVAL, e)
-            g, e = g + 1, e + 1
-    return steps, modes
-
-
 def test_overfit_judges_the_pass_mean_not_one_noisy_batch(
     make_trial: Callable[..., Any], fires: Callable[..., Any]
 ) -> None:
     """Pass [0.756, 0.5, 0.49]: mean 0.582 < train 0.607 (was: fired on 0.756 at the pass's first step)."""
-    steps, modes = _epochs([[0.62, 0.61, 0.59]], [[0.756, 0.5, 0.49]])
+    steps, modes = loss_epochs([[0.62, 0.61, 0.59]], [[0.756, 0.5, 0.49]])
     assert fires(Overfit(make_trial(steps, modes=modes, collections=LOSSES))) is None
-    steps, modes = _epochs([[0.62, 0.61, 0.59]], [[0.756, 0.7, 0.69]])  # the whole pass above: fires at its end
+    steps, modes = loss_epochs([[0.62, 0.61, 0.59]], [[0.756, 0.7, 0.69]])  # the whole pass above: fires at its end
     assert fires(Overfit(make_trial(steps, modes=modes, collections=LOSSES))) == 5
 
 
 def test_loss_not_decreasing_on_eval_compares_passes(make_trial: Callable[..., Any], fires: Callable[..., Any]) -> None:
     """Batches of one pass differ (same weights); pass means fall: quiet. Flat pass means fire."""
     falling = [[0.9, 0.95], [0.8, 0.85], [0.7, 0.75], [0.6, 0.65]]
-    steps, modes = _epochs([[1.0, 1.0]] * 4, falling)
+    steps, modes = loss_epochs([[1.0, 1.0]] * 4, falling)
     assert (
         fires(LossNotDecreasing(make_trial(steps, modes=modes, collections=LOSSES), mode="EVAL", num_steps="1")) is None
     )
     flat = [[0.9, 0.95], [0.95, 0.9], [0.9, 0.95], [0.95, 0.9]]
-    steps, modes = _epochs([[1.0, 1.0]] * 4, flat)
+    steps, modes = loss_epochs([[1.0, 1.0]] * 4, flat)
     assert fires(LossNotDecreasing(make_trial(steps, modes=modes, collections=LOSSES), mode="EVAL", num_steps="1")) == 7
 
 
