@@ -43,9 +43,10 @@ class Broken(Rule):
 """
 
 
-def _run(
+def _command(
     tmp_path: Path, trial: Path | str, name: str, params: dict[str, str], *extra: str
-) -> tuple[int, dict[str, Any], Path]:
+) -> tuple[list[str], Path, Path]:
+    """The ``rules run`` command of rule ``name`` with ``params`` on ``trial``, its status file and output folder."""
     pfile = tmp_path / f"{name}-params.json"
     pfile.write_text(json.dumps(params))
     out, status = tmp_path / f"{name}-out", tmp_path / f"{name}-status.json"
@@ -66,6 +67,13 @@ def _run(
         str(status),
         *extra,
     ]
+    return cmd, status, out
+
+
+def _run(
+    tmp_path: Path, trial: Path | str, name: str, params: dict[str, str], *extra: str
+) -> tuple[int, dict[str, Any], Path]:
+    cmd, status, out = _command(tmp_path, trial, name, params, *extra)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     return proc.returncode, json.loads(status.read_text()), out
 
@@ -178,28 +186,8 @@ def test_live_trial_issues_found_early_and_stop_file(tmp_path: Path) -> None:
         "rule_to_invoke": "ExplodingTensor",
         "action_json": '[{\\"name\\": \\"stoptraining\\", \\"training_job_prefix\\": \\"job\\"}]',
     }
-    pfile, status, stop = tmp_path / "p.json", tmp_path / "status.json", tmp_path / "stop.json"
-    pfile.write_text(json.dumps(params))
-    cmd = [
-        sys.executable,
-        "-m",
-        "sagemaker_debugger_ext.rules",
-        "run",
-        "--trial-path",
-        str(trial),
-        "--rule-name",
-        "Exploding",
-        "--rule-parameters-file",
-        str(pfile),
-        "--output-dir",
-        str(tmp_path / "out"),
-        "--status-file",
-        str(status),
-        "--stop-file",
-        str(stop),
-        "--poll-interval",
-        "0.05",
-    ]
+    stop = tmp_path / "stop.json"
+    cmd, status, _ = _command(tmp_path, trial, "Exploding", params, "--stop-file", str(stop), "--poll-interval", "0.05")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _wait_for(lambda: _status(status) == "InProgress", "InProgress")
