@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -60,16 +59,6 @@ def _values(run: Path) -> dict[tuple[str, str, int], np.ndarray]:
     return {(name, worker, step): trial.tensor(name).value(step, worker=worker)
             for name in trial.tensor_names() for step in trial.tensor(name).steps()
             for worker in trial.tensor(name).workers(step)}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def smdebug_torch_python(smdebug_python: Path) -> Path:
-    probe = subprocess.run(
-        [str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False
-    )
-    if probe.returncode != 0:
-        pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
-    return smdebug_python
 
 
 def test_torchrun_ddp_same_workers_names_values_as_smdebug(tmp_path: Path, smdebug_torch_python: Path) -> None:

@@ -137,16 +137,6 @@ def _run(python: Path, which: str, out: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def smdebug_torch_python(smdebug_python: Path) -> Path:
-    probe = subprocess.run(
-        [str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True, check=False
-    )
-    if probe.returncode != 0:
-        pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
-    return smdebug_python
-
-
-@pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, smdebug_torch_python: Path) -> dict[str, Path]:
     roots = {}
     for which, python in (("smdebug", smdebug_torch_python), ("ours", Path(sys.executable))):

@@ -225,12 +225,9 @@ def _run(python: Path, which: str, out: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory, smdebug_python: Path) -> dict[str, dict[str, Any]]:
-    probe = subprocess.run([str(smdebug_python), "-c", "import torch, smdebug.pytorch"], capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("torch is not installed in .venv-smdebug; run `make smdebug-venv`")
+def results(tmp_path_factory: pytest.TempPathFactory, smdebug_torch_python: Path) -> dict[str, dict[str, Any]]:
     out = {}
-    for which, python in (("smdebug", smdebug_python), ("ours", Path(sys.executable))):
+    for which, python in (("smdebug", smdebug_torch_python), ("ours", Path(sys.executable))):
         root = tmp_path_factory.mktemp(which) / "out"
         root.mkdir()
         out[which] = _run(python, which, root)
