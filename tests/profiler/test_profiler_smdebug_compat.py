@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
+
+from smdebug_reference import smdebug_json
 
 from sagemaker_debugger_ext.profiler import (
     FrameworkMetricsWriter,
@@ -50,14 +50,7 @@ def test_smdebug_readers_read_our_files(tmp_path, smdebug_python):
         for i in range(5):
             fw.record("Step:ModeKeys.TRAIN", "Step:ModeKeys.TRAIN", t0 + i, t0 + i + 0.5, step=i, mode="TRAIN")
     start, end = int(t0 * 1e6), int((t0 + 40) * 1e6)
-    proc = subprocess.run(
-        [str(smdebug_python), "-c", ORACLE, str(tmp_path), str(start), str(end)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = smdebug_json(smdebug_python, ORACLE, str(tmp_path), str(start), str(end))
     assert [v for _, _, v, _ in got["system"]] == [float(i) for i in range(20)]
     assert {tuple(x[:2]) + (x[3],) for x in got["system"]} == {("CPUUtilization", "cpu0", "algo-1")}
     assert [x[3] for x in got["framework"]] == ["0", "1", "2", "3", "4"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from smdebug_reference import smdebug_json
 
 from sagemaker_debugger_ext.trials import create_trial
 
@@ -175,16 +176,7 @@ print(json.dumps(out))
 
 def test_real_smdebug_reads_our_output(our_run: Path, smdebug_python: Path) -> None:
     """smdebug 1.0.34's create_trial reads our files with identical steps, names and values."""
-    proc = subprocess.run(
-        [str(smdebug_python), "-c", SMDEBUG_READER, str(our_run / "run")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = smdebug_json(smdebug_python, SMDEBUG_READER, str(our_run / "run"))
     assert got["steps"] == list(range(8))
     assert got["train"] == [0, 1, 2, 3, 4, 5]  # mode steps
     assert got["eval"] == [0, 1]

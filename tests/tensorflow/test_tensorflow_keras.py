@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import runpy
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from smdebug_reference import smdebug_json
 
 from sagemaker_debugger_ext.trials import create_trial
 
@@ -201,10 +200,7 @@ print(json.dumps(out))
 def test_smdebug_reader_reads_our_keras_run_identically(reference_run: dict[str, Any], smdebug_python: Path) -> None:
     from sagemaker_debugger_ext import modes
 
-    proc = subprocess.run([str(smdebug_python), "-c", SMDEBUG_READER, str(reference_run["run"])], capture_output=True,
-                          text=True, timeout=180, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = smdebug_json(smdebug_python, SMDEBUG_READER, str(reference_run["run"]), timeout=180)
     trial = create_trial(str(reference_run["run"]))
     assert got["steps"] == trial.steps() == list(range(16))
     for m in ("TRAIN", "EVAL", "PREDICT"):
@@ -271,10 +267,7 @@ def test_reduction_names_keep_the_colon_index(tf, tmp_path: Path, smdebug_python
         "import json, sys\nfrom smdebug.trials import create_trial\nt = create_trial(sys.argv[1])\n"
         "print(json.dumps([t.tensor_names(), t.tensor_names(collection='not_in_this_trial')]))\n"
     )
-    proc = subprocess.run([str(smdebug_python), "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "PYTHONWARNINGS": "ignore"}, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    names, absent = json.loads(proc.stdout.strip().splitlines()[-1])
+    names, absent = smdebug_json(smdebug_python, script, str(tmp_path / "out"), timeout=180)
     assert names == trial.tensor_names() and absent == []
 
 

@@ -10,10 +10,10 @@ smdebug wrote one).
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from smdebug_reference import smdebug_json
 
 from sagemaker_debugger_ext.core.collection_manager import CollectionManager
 from sagemaker_debugger_ext.exceptions import IndexReaderException
@@ -78,9 +78,7 @@ def _trial(text: str) -> list:
 @pytest.fixture(scope="module")
 def smdebug_results(smdebug_python: Path) -> dict:
     texts = json.dumps({name: json.dumps(doc) for name, doc in DOCS.items()})
-    proc = subprocess.run([str(smdebug_python), "-c", ORACLE, texts], capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # smdebug logs a line first
+    return smdebug_json(smdebug_python, ORACLE, texts)
 
 
 @pytest.mark.parametrize("name", sorted(DOCS))

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xgboost as xgb
+from smdebug_reference import smdebug_json
 
 import sagemaker_debugger_ext.xgboost as smx
 from sagemaker_debugger_ext.hooks import TrainingContext
@@ -151,9 +152,6 @@ print(json.dumps(out))
 @pytest.mark.slow
 def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path) -> None:
     """smdebug 1.0.34's reader returns our XGBoost steps, metrics, predictions, labels, trees."""
-    import os
-    import subprocess
-
     _, dvalid = _data()
     hook = smx.Hook(
         out_dir=tmp_path,
@@ -163,16 +161,7 @@ def test_real_smdebug_reads_xgboost_output(tmp_path: Path, smdebug_python: Path)
         include_collections=["metrics", "feature_importance", "predictions", "labels", "trees"],
     )
     _train(hook, 3)
-    proc = subprocess.run(
-        [str(smdebug_python), "-c", SMDEBUG_READER, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = smdebug_json(smdebug_python, SMDEBUG_READER, str(tmp_path))
     assert got["steps"] == [0, 2]
     assert got["metrics"] == ["train-rmse", "validation-rmse"]
     trial = create_trial(str(tmp_path))
