@@ -140,8 +140,8 @@ def test_a_tensor_larger_than_the_workspace_is_reduced_in_pieces(
     layouts = []
     layout = Workspace.layout
 
-    def recorded(self: Workspace, tensors: list[torch.Tensor]) -> _batched._Layout:
-        layouts.append(layout(self, tensors))
+    def recorded(self: Workspace, tensors: list[torch.Tensor], staged: bool = False) -> _batched._Layout:
+        layouts.append(layout(self, tensors, staged))
         return layouts[-1]
 
     monkeypatch.setattr(Workspace, "layout", recorded)

@@ -36,7 +36,8 @@ the copy can be made on one thread, when the values are defined, and the passes 
 of one dtype other than float64) copies into a buffer of that dtype at the same positions
 (half the bytes of float64 or less, on the copying thread: at most ``MAX_VALUES`` values,
 16 MiB for float32), which :func:`reduce_part` converts into the float64 workspace first
-(a float32 stage's min and max are taken from the stage itself: exact, half the bytes).
+(a float32 stage's min and max are taken from the stage itself: exact, half the bytes; on
+the CPU, a chunk of rows at a time, each passed over while it is in cache: ``_row_passes``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from typing import Any
 import torch
 
 from .._device_plan import Ops, derivation
+from ._row_passes import _F64, WIDTH, chunks, reduce_part
 
 __all__ = [
     "MAX_VALUES",
@@ -62,9 +64,6 @@ __all__ = [
     "reduce_tensors",
 ]
 
-_F64 = torch.float64
-#: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
-WIDTH = 512
 #: the most values a workspace kept between batches holds (32 MiB of float64)
 MAX_VALUES = 1 << 22
 _MAX_LAYOUTS = 32
@@ -103,6 +102,7 @@ class _Layout:
         owners = torch.arange(len(sizes), device=device)
         self.row_owner = torch.repeat_interleave(owners, self.rows, output_size=sum(rows))
         self.count = torch.tensor(sizes, dtype=_F64, device=device)
+        self.chunks = chunks(pad, sum(rows), device, self.pad)  # the rows' chunks (``_row_passes``)
 
 
 _LayoutKey = tuple[torch.device, tuple[torch.Size, ...], torch.dtype | None]
@@ -197,16 +197,19 @@ class Batch:
             return derive(dict(q), self.ops)
 
 
-def reduce_tensors(tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspace | None = None) -> torch.Tensor:
+def reduce_tensors(
+    tensors: Sequence[torch.Tensor], ops: Ops, workspace: Workspace | None = None, staged: bool = False
+) -> torch.Tensor:
     """The reductions ``ops`` (``(op, abs)``, see ``derivation``) of each of ``tensors``
     (non-empty, real floating point, one device; dtypes may differ) as a
     ``(len(tensors), len(ops))`` float64 tensor on that device; no host transfer.
-    ``workspace``: kept between calls (a fresh one when None)."""
+    ``workspace``: kept between calls (a fresh one when None); ``staged``: copied through a
+    buffer of their dtype, as the reduction worker does (:meth:`Workspace.layout`)."""
     workspace = workspace or Workspace()
     batch = Batch(tensors, ops)
     found = []
     for part in batch.parts:
-        layout = workspace.layout(part)
+        layout = workspace.layout(part, staged=staged)
         copy_part(layout, part)
         found.append(reduce_part(layout, batch.names))
     return batch.result(found)
@@ -303,67 +306,3 @@ def copy_part(layout: _Layout, tensors: Sequence[torch.Tensor]) -> None:
     or its staging buffer (converted by :func:`reduce_part`)."""
     with torch.no_grad():
         torch._foreach_copy_(layout.views, list(tensors))
-
-
-def reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
-    """The quantities ``names`` of each tensor copied into ``layout`` (:func:`copy_part`;
-    ``variance``: the sum of squared deviations, ``l2``: the sum of squares; divided and
-    rooted by :meth:`Batch.result`). Overwrites the workspace (absolute values, squares)."""
-    with torch.no_grad():
-        return _reduce_part(layout, names)
-
-
-def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
-    buffer, flat, stage = layout.buffer, layout.buffer.view(-1), layout.stage
-    found: dict[str, torch.Tensor] = {"count": layout.count}
-    tail = ""  # what the rows' padded tails hold now: "", "0", "1", "first" or "mean"
-
-    def per_tensor(rows: torch.Tensor, how: str) -> torch.Tensor:
-        # unsafe: the lengths are ours; checking them would wait for the device (CUDA)
-        return torch.segment_reduce(rows, how, lengths=layout.rows, unsafe=True)
-
-    if stage is not None:
-        extremes = sorted({"min", "max"} & set(names))
-        if extremes and stage.dtype == torch.float32:  # exact in float32, from half the bytes of float64
-            if layout.pad.numel():
-                stage.index_copy_(0, layout.pad, stage[layout.pad_first])
-                tail = "first"
-            rows = stage.view(-1, WIDTH)
-            for base in extremes:
-                found[base] = per_tensor((rows.amin(1) if base == "min" else rows.amax(1)).to(_F64), base)
-        flat.copy_(stage)  # the padded tails too: each is set below before it is read
-
-    def set_tail(kind: str, mean: torch.Tensor | None = None) -> None:
-        nonlocal tail
-        if kind == tail or not layout.pad.numel():
-            return
-        if kind in ("0", "1"):
-            flat.index_fill_(0, layout.pad, float(kind))
-        else:  # each tensor's first value (min, max) or its mean (variance)
-            flat.index_copy_(0, layout.pad, flat[layout.pad_first] if mean is None else mean[layout.pad_owner])
-        tail = kind
-
-    for prefix in ("", "abs_"):
-        wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix) and n not in found}
-        if prefix and wanted:
-            buffer.abs_()  # tails of 0, 1 or a tensor's first value stay valid (a mean is set after a sum)
-        if wanted & {"min", "max"}:
-            set_tail("first")
-            for base in sorted(wanted & {"min", "max"}):
-                rows = buffer.amin(1) if base == "min" else buffer.amax(1)
-                found[prefix + base] = per_tensor(rows, base)
-        if wanted & {"sum", "variance"}:
-            set_tail("0")
-            found[prefix + "sum"] = per_tensor(buffer.sum(1), "sum")
-        if "prod" in wanted:
-            set_tail("1")
-            found[prefix + "prod"] = per_tensor(buffer.prod(1), "prod")
-        if "variance" in wanted:  # NumPy's two passes: the mean, then the squared deviations
-            mean = found[prefix + "sum"] / layout.count
-            set_tail("mean", mean)
-            deviations = buffer - mean[layout.row_owner, None]
-            found[prefix + "variance"] = per_tensor(deviations.square_().sum(1), "sum")
-    if "l2" in names:  # last: squares the workspace in place
-        set_tail("0")
-        found["l2"] = per_tensor(buffer.square_().sum(1), "sum")
-    return found

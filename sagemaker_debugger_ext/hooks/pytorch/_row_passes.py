@@ -1,0 +1,150 @@
+"""The passes over a workspace's rows (:func:`reduce_part`): each quantity of each row, then
+per tensor (``segment_reduce``), for the batches of ``_batched_reductions``.
+
+On the CPU the rows are taken in chunks of ``CHUNK_ROWS`` (512 KiB of float64, which stays in
+a core's L2 cache from one pass to the next): a staged part's chunk is converted from the
+staging buffer into the workspace's first rows, and every pass (sum, absolute values, sum,
+squares, sum) works on it before the next chunk is converted, instead of each pass reading
+and writing the whole workspace (the float64 copy of 0.47 M values is 3.8 MB, more than the
+L2 cache: each pass went to the shared L3 cache and memory, beside the training thread).
+A row's quantities do not depend on the chunk it is in: the values are the same bits as
+over the whole workspace. The variance's mean needs every row's sum first: with
+``variance`` (or ``std``) the whole part is one chunk, as on CUDA (where each call is a
+kernel launch: one chunk, the calls of the module doc of ``_batched_reductions``).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from ._batched_reductions import _Layout
+
+__all__ = ["CHUNK_ROWS", "WIDTH", "chunks", "reduce_part"]
+
+_F64 = torch.float64
+#: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
+WIDTH = 512
+#: rows of float64 each pass works on at a time on the CPU (see the module doc)
+CHUNK_ROWS = 128
+
+Chunk = tuple[int, int, torch.Tensor, slice]
+
+
+def chunks(pad: list[int], rows: int, device: torch.device, whole: torch.Tensor) -> list[Chunk]:
+    """``(first row, end row, the padded tails' positions in the chunk, their slice of
+    ``pad``)`` of each chunk of a layout's ``rows`` (``pad``: its tails' positions, ascending;
+    ``whole``: the same as a tensor, the one chunk's when the device is not the CPU)."""
+    if device.type != "cpu" or rows <= CHUNK_ROWS:
+        return [(0, rows, whole, slice(None))]
+    out: list[Chunk] = []
+    low = 0
+    for start in range(0, rows, CHUNK_ROWS):
+        end = min(rows, start + CHUNK_ROWS)
+        high = bisect.bisect_left(pad, end * WIDTH, low)
+        local = torch.tensor([p - start * WIDTH for p in pad[low:high]], dtype=torch.long, device=device)
+        out.append((start, end, local, slice(low, high)))
+        low = high
+    return out
+
+
+def reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
+    """The quantities ``names`` of each tensor copied into ``layout`` (:func:`copy_part`;
+    ``variance``: the sum of squared deviations, ``l2``: the sum of squares; divided and
+    rooted by :meth:`Batch.result`). Overwrites the workspace (absolute values, squares)."""
+    with torch.no_grad():
+        return _reduce_part(layout, names)
+
+
+def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tensor]:
+    buffer, stage, pads = layout.buffer, layout.stage, layout.pad
+    found: dict[str, torch.Tensor] = {"count": layout.count}
+    held = ""  # what each chunk's padded tails hold once it is in the workspace
+
+    def per_tensor(rows: torch.Tensor, how: str) -> torch.Tensor:
+        # unsafe: the lengths are ours; checking them would wait for the device (CUDA)
+        return torch.segment_reduce(rows, how, lengths=layout.rows, unsafe=True)
+
+    if stage is not None:
+        extremes = sorted({"min", "max"} & set(names))
+        if extremes and stage.dtype == torch.float32:  # exact in float32, from half the bytes of float64
+            if pads.numel():
+                stage.index_copy_(0, pads, stage[layout.pad_first])
+            rows = stage.view(-1, WIDTH)
+            for base in extremes:
+                found[base] = per_tensor((rows.amin(1) if base == "min" else rows.amax(1)).to(_F64), base)
+        if pads.numel():  # the sums' tails, copied with each chunk
+            stage.index_fill_(0, pads, 0.0)
+        held = "0"
+    source = buffer if stage is None else stage.view(-1, WIDTH)
+    firsts = layout.count[:0]  # each tail's tensor's first value, before any pass changes it (min, max)
+    if pads.numel() and any(n.removeprefix("abs_") in ("min", "max") for n in names if n not in found):
+        firsts = source.view(-1)[layout.pad_first].to(_F64)
+    spans = layout.chunks
+    if any(n.endswith("variance") for n in names):  # the mean needs every row's sum first: one chunk
+        spans = [(0, buffer.shape[0], pads, slice(None))]
+    rows_of: dict[str, list[torch.Tensor]] = {}  # each quantity's rows, chunk by chunk
+    for start, end, pad, part in spans:
+        work = buffer[: end - start] if stage is not None else buffer[start:end]
+        if stage is not None:
+            work.copy_(source[start:end])
+        tails = _Tails(work.view(-1), pad, held, firsts[part])
+        for prefix in ("", "abs_"):
+            wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix) and n not in found}
+            if prefix and wanted:
+                work.abs_()  # tails of 0, 1 or a tensor's first value stay valid (a mean is set after a sum)
+                tails.absolute = True
+            for base in sorted(wanted & {"min", "max"}):
+                tails.set("first")
+                rows_of.setdefault(prefix + base, []).append(work.amin(1) if base == "min" else work.amax(1))
+            if wanted & {"sum", "variance"}:
+                tails.set("0")
+                rows_of.setdefault(prefix + "sum", []).append(work.sum(1))
+            if "prod" in wanted:
+                tails.set("1")
+                rows_of.setdefault(prefix + "prod", []).append(work.prod(1))
+            if "variance" in wanted:  # NumPy's two passes: the mean, then the squared deviations
+                found[prefix + "sum"] = per_tensor(rows_of[prefix + "sum"][0], "sum")  # one chunk (above)
+                mean = found[prefix + "sum"] / layout.count
+                tails.set("mean", mean[layout.pad_owner])
+                deviations = work - mean[layout.row_owner, None]
+                rows_of[prefix + "variance"] = [deviations.square_().sum(1)]
+        if "l2" in names:  # last: squares the workspace in place
+            tails.set("0")
+            rows_of.setdefault("l2", []).append(work.square_().sum(1))
+    for name, chunked in rows_of.items():
+        if name not in found:
+            how = name.removeprefix("abs_")
+            values = chunked[0] if len(chunked) == 1 else torch.cat(chunked)
+            found[name] = per_tensor(values, how if how in _HOWS else "sum")
+    return found
+
+
+_HOWS = ("min", "max", "prod")
+
+
+class _Tails:
+    """A chunk's padded tails (positions ``pad`` of ``flat``) and what they hold: ``""``
+    (unknown), ``"0"``, ``"1"``, ``"first"`` (each tensor's first value, ``firsts``; their
+    absolute values once ``absolute``) or ``"mean"``."""
+
+    __slots__ = ("absolute", "firsts", "flat", "held", "pad")
+
+    def __init__(self, flat: torch.Tensor, pad: torch.Tensor, held: str, firsts: torch.Tensor) -> None:
+        self.flat, self.pad, self.held, self.firsts = flat, pad, held, firsts
+        self.absolute = False
+
+    def set(self, kind: str, values: torch.Tensor | None = None) -> None:
+        if kind == self.held or not self.pad.numel():
+            return
+        if kind in ("0", "1"):
+            self.flat.index_fill_(0, self.pad, float(kind))
+        else:  # each tensor's first value (min, max) or the given means (variance)
+            if values is None:
+                values = self.firsts.abs() if self.absolute else self.firsts
+            self.flat.index_copy_(0, self.pad, values)
+        self.held = kind
