@@ -98,3 +98,42 @@ def test_job_report_without_debug_output(tmp_path):
         {"TrainingJobName": "j", "TrainingJobStatus": "Failed", "FailureReason": "boom"}, tmp_path / "r.html"
     ).read_text()
     assert "boom" in page and "No debug output" in page and "data:image/png" not in page
+
+
+def test_rule_reports_read_from_each_rule_output_and_unreadable_ones_left_out(tmp_path: Path) -> None:
+    """load_rule_reports / load_profiler_rule_reports: per rule, its rule output's report(s); a rule
+    with no report, a broken one or no rule output at all is left out; non-object JSON is dropped."""
+    import json
+
+    from sagemaker_debugger_ext.reports import load_rule_reports
+    from sagemaker_debugger_ext.reports._job_report import load_profiler_rule_reports
+
+    out = tmp_path / "out"
+    rules = out / "job-r" / "rule-output"
+    files = {
+        "Good/rule-report.json": json.dumps({"RuleTriggered": 1}),
+        "Broken/rule-report.json": "{not json",
+        "List/rule-report.json": "[1, 2]",
+        "Prof/profiler-output/profiler-reports/B.json": json.dumps({"RuleName": "B"}),
+        "Prof/profiler-output/profiler-reports/A.json": json.dumps({"RuleName": "A"}),
+        "Prof/profiler-output/profiler-reports/notes.txt": "not a report",
+        "Scalars/profiler-output/profiler-reports/X.json": "3",
+        "BadProf/profiler-output/profiler-reports/A.json": "{",
+    }
+    for name, text in files.items():
+        (rules / name).parent.mkdir(parents=True, exist_ok=True)
+        (rules / name).write_text(text)
+
+    def statuses(*names: str) -> list[dict[str, str]]:
+        return [{"RuleConfigurationName": n, "RuleEvaluationStatus": "NoIssuesFound"} for n in names]
+
+    description = {
+        "TrainingJobName": "job-r",
+        "OutputDataConfig": {"S3OutputPath": out.as_uri()},
+        "DebugRuleEvaluationStatuses": statuses("Good", "Broken", "List", "Missing"),
+        "ProfilerRuleEvaluationStatuses": statuses("Prof", "Scalars", "BadProf", "Missing"),
+    }
+    assert load_rule_reports(description) == {"Good": {"RuleTriggered": 1}}
+    assert load_profiler_rule_reports(description) == {"Prof": [{"RuleName": "A"}, {"RuleName": "B"}], "Scalars": []}
+    no_output = {k: v for k, v in description.items() if k != "OutputDataConfig"}
+    assert load_rule_reports(no_output) == {} and load_profiler_rule_reports(no_output) == {}
