@@ -1,9 +1,10 @@
-"""Suite-wide fixtures: no real AWS credentials or endpoints ever reach a test."""
+"""Suite-wide fixtures: no real AWS credentials or endpoints ever reach a test; the reference venvs; ``fires``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +72,23 @@ def moto_server() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+
+
+def first_fire(rule: Any, end_step: int | None = None) -> int | None:
+    """Global step at which ``rule`` first fires through ``invoke_rule``; None if never."""
+    from sagemaker_debugger_ext.exceptions import NoMoreData, RuleEvaluationConditionMet
+    from sagemaker_debugger_ext.rules import invoke_rule
+
+    try:
+        invoke_rule(rule, end_step=end_step, raise_eval_cond=True)
+    except RuleEvaluationConditionMet as exc:
+        return int(exc.step)
+    except NoMoreData:
+        return None
+    return None
+
+
+@pytest.fixture
+def fires() -> Callable[..., int | None]:
+    """``fires(rule)`` -> first firing step or None."""
+    return first_fire

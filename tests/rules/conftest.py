@@ -33,23 +33,3 @@ def trial_dir(tmp_path: Path) -> Callable[..., Path]:
         return write_trial(tmp_path / f"dir{next(counter)}", steps, **kw)
 
     return make
-
-
-def first_fire(rule: Any, end_step: int | None = None) -> int | None:
-    """Global step at which ``rule`` first fires through ``invoke_rule``; None if never."""
-    from sagemaker_debugger_ext.exceptions import NoMoreData, RuleEvaluationConditionMet
-    from sagemaker_debugger_ext.rules import invoke_rule
-
-    try:
-        invoke_rule(rule, end_step=end_step, raise_eval_cond=True)
-    except RuleEvaluationConditionMet as exc:
-        return int(exc.step)
-    except NoMoreData:
-        return None
-    return None
-
-
-@pytest.fixture
-def fires() -> Callable[..., int | None]:
-    """``fires(rule)`` -> first firing step or None."""
-    return first_fire
