@@ -5,24 +5,18 @@ modes, values, collections, scalar wall times, and what is on disk before ``clos
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from smdebug_reference import IMPORTS, run_as
 
 from sagemaker_debugger_ext.format import decode_tensor_record, read_records
 from sagemaker_debugger_ext.trials import create_trial
 
 pytestmark = pytest.mark.slow  # two training subprocesses per scenario
-
-IMPORTS = {
-    "smdebug": "import smdebug.pytorch as smd\nfrom smdebug.trials import create_trial\n",
-    "ours": "import sagemaker_debugger_ext.pytorch as smd\nfrom sagemaker_debugger_ext.trials import create_trial\n",
-}
 
 COMMON = """
 import json, sys
@@ -129,11 +123,7 @@ def _run(python: Path, which: str, out: Path) -> None:
     """One process per library (torch imports once); the "open" scenario ends it, unclosed."""
     script = out.parent / f"train_{which}.py"  # not smdebug.py: it would shadow the package
     script.write_text(IMPORTS[which] + COMMON + "".join(SCENARIOS.values()))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_"))}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) if which == "ours" else ""
-    proc = subprocess.run([str(python), str(script), str(out)], capture_output=True, text=True, timeout=900,
-                          env=env, cwd=out.parent, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    run_as(which, python, script, out)
 
 
 @pytest.fixture(scope="module")

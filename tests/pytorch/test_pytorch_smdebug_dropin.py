@@ -5,20 +5,14 @@ records what a user sees (outcomes, steps, tensor names) and both records must b
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from smdebug_reference import IMPORTS, run_as
 
 pytestmark = pytest.mark.slow  # one training subprocess per library
-
-IMPORTS = {
-    "smdebug": "import smdebug.pytorch as smd\nfrom smdebug.trials import create_trial\n",
-    "ours": "import sagemaker_debugger_ext.pytorch as smd\nfrom sagemaker_debugger_ext.trials import create_trial\n",
-}
 
 COMMON = """
 import json, os, sys, tempfile
@@ -215,11 +209,7 @@ def _run(python: Path, which: str, out: Path) -> dict[str, Any]:
         + "".join(SCENARIOS.values())
         + "\njson.dump(RESULTS, open(OUT + '/results.json', 'w'))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SMDEBUG", "SMPROFILER", "SM_"))}
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) if which == "ours" else ""
-    proc = subprocess.run([str(python), str(script), str(out)], capture_output=True, text=True, timeout=900,
-                          env=env, cwd=out.parent, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    run_as(which, python, script, out)
     results: dict[str, Any] = json.loads((out / "results.json").read_text())
     return results
 
