@@ -13,6 +13,13 @@ from typing import Any
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/my-training:latest"
+# What every test estimator is built with (with its session and the arguments under test).
+ESTIMATOR_ARGS: dict[str, Any] = {
+    "image_uri": IMAGE,
+    "role": ROLE,
+    "instance_count": 1,
+    "instance_type": "ml.m5.xlarge",
+}
 
 
 class CapturingClient:
@@ -70,15 +77,7 @@ def build_request(
 ) -> dict[str, Any]:
     """Build an estimator and fit(wait=False); return the captured CreateTrainingJob request."""
     session = make_session(region)
-    base = {
-        "image_uri": IMAGE,
-        "role": ROLE,
-        "instance_count": 1,
-        "instance_type": "ml.m5.xlarge",
-        "sagemaker_session": session,
-    }
-    base.update(kwargs)
-    estimator = estimator_cls(**base)
+    estimator = estimator_cls(**{**ESTIMATOR_ARGS, "sagemaker_session": session, **kwargs})
     estimator.fit(wait=False, job_name=job_name)
     (request,) = session.sagemaker_client.created
     return request

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
-from estimator_harness import IMAGE, ROLE, build_request, make_session, normalise
+from estimator_harness import ESTIMATOR_ARGS, IMAGE, ROLE, build_request, make_session, normalise
 
 import sagemaker_debugger_ext as ours
 from sagemaker_debugger_ext._exceptions import (
@@ -21,15 +21,7 @@ rc = ours.rule_configs
 
 
 def _estimator(session: Any = None, **kwargs: Any) -> ours.Estimator:
-    base = {
-        "image_uri": IMAGE,
-        "role": ROLE,
-        "instance_count": 1,
-        "instance_type": "ml.m5.xlarge",
-        "sagemaker_session": session or make_session(),
-    }
-    base.update(kwargs)
-    return ours.Estimator(**base)
+    return ours.Estimator(**{**ESTIMATOR_ARGS, "sagemaker_session": session or make_session(), **kwargs})
 
 
 def test_training_job_request_equals_fit_request_and_changes_nothing(aws: None, tmp_path: Path) -> None:
@@ -111,14 +103,7 @@ def test_path_helpers_return_none_instead_of_crashing(aws: None) -> None:
     """With no hook, no TensorBoard config and profiling off, the path helpers return None (SDK: AttributeError)."""
     import sagemaker.estimator
 
-    sdk = sagemaker.estimator.Estimator(
-        image_uri=IMAGE,
-        role=ROLE,
-        instance_count=1,
-        instance_type="ml.m5.xlarge",
-        sagemaker_session=make_session(),
-        debugger_hook_config=False,
-    )
+    sdk = sagemaker.estimator.Estimator(**ESTIMATOR_ARGS, sagemaker_session=make_session(), debugger_hook_config=False)
     sdk.fit(wait=False, job_name="p-sdk")
     with pytest.raises(AttributeError):
         sdk.latest_job_debugger_artifacts_path()
@@ -259,9 +244,7 @@ def test_estimator_attributes_keep_user_values_after_fit(aws: None) -> None:
     """After fit the estimator's debugger attributes still hold what was passed (the SDK replaces them)."""
     import sagemaker.estimator
 
-    sdk = sagemaker.estimator.Estimator(
-        image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge", sagemaker_session=make_session()
-    )
+    sdk = sagemaker.estimator.Estimator(**ESTIMATOR_ARGS, sagemaker_session=make_session())
     sdk.fit(wait=False, job_name="attrs-sdk")
     assert sdk.debugger_hook_config is not None and sdk.profiler_config is not None
     est = _estimator()

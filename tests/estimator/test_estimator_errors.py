@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from estimator_harness import IMAGE, ROLE, make_session
+from estimator_harness import ESTIMATOR_ARGS, make_session
 
 import sagemaker_debugger_ext as ours
 from sagemaker_debugger_ext._exceptions import DebuggerExtError
@@ -15,16 +15,8 @@ X_OUT = "s3://my-bucket/out"
 
 
 def _fit(estimator_cls: type, region: str = "us-west-2", **kwargs: Any) -> None:
-    base = {
-        "image_uri": IMAGE,
-        "role": ROLE,
-        "instance_count": 1,
-        "instance_type": "ml.m5.xlarge",
-        "sagemaker_session": make_session(region),
-        "output_path": X_OUT,
-    }
-    base.update(kwargs)
-    estimator_cls(**base).fit(wait=False, job_name="err-job")
+    args = {**ESTIMATOR_ARGS, "sagemaker_session": make_session(region), "output_path": X_OUT, **kwargs}
+    estimator_cls(**args).fit(wait=False, job_name="err-job")
 
 
 # name -> callable(d, Estimator) that raises; d is sagemaker.debugger or our package

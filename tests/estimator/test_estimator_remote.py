@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from estimator_harness import IMAGE, ROLE, make_session
+from estimator_harness import ESTIMATOR_ARGS, make_session
 
 import sagemaker_debugger_ext as ours
 
@@ -13,9 +13,7 @@ rc = ours.rule_configs
 
 
 def _remote_estimator(session: Any, **kwargs: Any) -> ours.Estimator:
-    return ours.Estimator(
-        image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.xlarge", sagemaker_session=session, **kwargs
-    )
+    return ours.Estimator(**ESTIMATOR_ARGS, sagemaker_session=session, **kwargs)
 
 
 def test_fit_creates_job_and_describe_echoes_debugger_keys(aws: None) -> None:
@@ -87,15 +85,7 @@ def _sdk_and_ours(action: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any
     payloads = []
     for cls in (sagemaker.estimator.Estimator, ours.Estimator):
         session = make_session(forward=True)
-        est = cls(
-            image_uri=IMAGE,
-            role=ROLE,
-            instance_count=1,
-            instance_type="ml.m5.xlarge",
-            sagemaker_session=session,
-            output_path="s3://out/",
-            disable_profiler=True,
-        )
+        est = cls(**ESTIMATOR_ARGS, sagemaker_session=session, output_path="s3://out/", disable_profiler=True)
         est.fit(wait=False, job_name=f"upd-{cls.__module__.split('.')[0].replace('_', '-')}")
         action(est, cls)
         payloads.append(
