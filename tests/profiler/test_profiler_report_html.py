@@ -18,6 +18,7 @@ from polling import wait_until
 
 from sagemaker_debugger_ext.cli import main as cli_main
 from sagemaker_debugger_ext.profiler import ProfilerTrial, render_profiler_report
+from sagemaker_debugger_ext.profiler.rules import PROFILER_RULES
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_SIG = b"\x89PNG\r\n\x1a\n"
@@ -167,23 +168,7 @@ def test_real_workload_through_real_monitor_and_rule_process(tmp_path):
         "CPUBottleneck_threshold": "30",
         "CPUBottleneck_cpu_threshold": "45",
     }
-    params.update(
-        {
-            f"{r}_scan_interval_us": "1000000"
-            for r in (
-                "BatchSize",
-                "CPUBottleneck",
-                "Dataloader",
-                "GPUMemoryIncrease",
-                "IOBottleneck",
-                "LoadBalancing",
-                "LowGPUUtilization",
-                "MaxInitializationTime",
-                "OverallSystemUsage",
-                "StepOutlier",
-            )
-        }
-    )
+    params.update({f"{rule}_scan_interval_us": "1000000" for rule in PROFILER_RULES})  # every sub-rule
     params_file = tmp_path / "params.json"
     params_file.write_text(json.dumps({"rule_to_invoke": "ProfilerReport", **params}))
     status = tmp_path / "status.json"
