@@ -82,32 +82,28 @@ def _debugger_fields(body: dict[str, Any]) -> dict[str, Any]:
     return {key: body[key] for key in keys if key in body}
 
 
-def _ours() -> dict[str, Any]:
+def _configs(d: Any) -> dict[str, Any]:
+    """``with_debugger`` arguments built from ``d``: our package or ``sagemaker.core.debugger`` (the same names)."""
     return {
         "rules": [
-            sdx.Rule.sagemaker(sdx.rule_configs.vanishing_gradient()),
-            sdx.ProfilerRule.sagemaker(sdx.rule_configs.ProfilerReport()),
+            d.Rule.sagemaker(d.rule_configs.vanishing_gradient()),
+            d.ProfilerRule.sagemaker(d.rule_configs.ProfilerReport()),
         ],
-        "debugger_hook_config": sdx.DebuggerHookConfig(
-            collection_configs=[sdx.CollectionConfig(name="weights", parameters={"save_interval": "5"})]
+        "debugger_hook_config": d.DebuggerHookConfig(
+            collection_configs=[d.CollectionConfig(name="weights", parameters={"save_interval": "5"})]
         ),
-        "profiler_config": sdx.ProfilerConfig(system_monitor_interval_millis=500),
+        "profiler_config": d.ProfilerConfig(system_monitor_interval_millis=500),
     }
+
+
+def _ours() -> dict[str, Any]:
+    return _configs(sdx)
 
 
 def _sdk_core() -> dict[str, Any]:
     from sagemaker.core import debugger as core
 
-    return {
-        "rules": [
-            core.Rule.sagemaker(core.rule_configs.vanishing_gradient()),
-            core.ProfilerRule.sagemaker(core.rule_configs.ProfilerReport()),
-        ],
-        "debugger_hook_config": core.DebuggerHookConfig(
-            collection_configs=[core.CollectionConfig(name="weights", parameters={"save_interval": "5"})]
-        ),
-        "profiler_config": core.ProfilerConfig(system_monitor_interval_millis=500),
-    }
+    return _configs(core)
 
 
 @pytest.mark.parametrize("configs", [_ours, _sdk_core], ids=["ours", "sagemaker.core.debugger"])
