@@ -13,7 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.usefixtures("quiet_sdk"),
+]
 
 ROLE = "arn:aws:iam::123456789012:role/local"
 FEATURES = 6
@@ -21,11 +25,6 @@ HPS = {"max_depth": "5", "eta": "0.2", "gamma": "4", "min_child_weight": "6", "s
        "objective": "binary:logistic", "num_round": "12"}  # fmt: skip
 COLLECTIONS = ("metrics", "feature_importance", "full_shap", "average_shap", "trees")
 FINAL = {"NoIssuesFound", "IssuesFound"}
-
-
-@pytest.fixture(autouse=True)
-def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def _census_like(folder: Path) -> dict[str, Path]:
