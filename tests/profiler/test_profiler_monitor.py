@@ -228,3 +228,32 @@ def test_sampler_sample_layout_per_metric():
         total = next(e.value for e in events if e.dimension == "CPUUtilizationTotal")
         util = [e.value for e in events if e.dimension == "CPUUtilization"]
         assert abs(total - sum(util) / cores) <= 0.01
+
+
+def test_sampler_gpu_events_per_gpu_after_the_host_metrics(monkeypatch):
+    """With NVML reporting two GPUs (a stand-in ``pynvml`` module: NVML is hardware), each sample ends
+    with GPUUtilization then GPUMemoryUtilization per GPU, memory in % of the total."""
+    import types
+
+    from sagemaker_debugger_ext.profiler._sampler import GpuProbe, SystemSampler
+
+    nvml = types.ModuleType("pynvml")
+    nvml.NVMLError = type("NVMLError", (Exception,), {})
+    nvml.nvmlInit = nvml.nvmlShutdown = lambda: None
+    nvml.nvmlDeviceGetCount = lambda: 2
+    nvml.nvmlDeviceGetHandleByIndex = lambda i: i
+    nvml.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=[30, 75][h])
+    nvml.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(used=[1, 2][h], total=3)
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    probe = GpuProbe()
+    assert probe.count == 2
+    events = SystemSampler("algo-7", probe).sample(timestamp=5.0)
+    probe.close()
+    gpu = [(e.type, e.name, e.dimension, e.value, e.node_id, e.timestamp) for e in events if e.type == "gpu"]
+    assert gpu == [
+        ("gpu", "gpu0", "GPUUtilization", 30.0, "algo-7", 5.0),
+        ("gpu", "gpu0", "GPUMemoryUtilization", 33.33, "algo-7", 5.0),
+        ("gpu", "gpu1", "GPUUtilization", 75.0, "algo-7", 5.0),
+        ("gpu", "gpu1", "GPUMemoryUtilization", 66.67, "algo-7", 5.0),
+    ]
+    assert [e.type for e in events[-4:]] == ["gpu"] * 4
