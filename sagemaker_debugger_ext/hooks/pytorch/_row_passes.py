@@ -88,13 +88,16 @@ def _reduce_part(layout: _Layout, names: Sequence[str]) -> dict[str, torch.Tenso
     if any(n.endswith("variance") for n in names):  # the mean needs every row's sum first: one chunk
         spans = [(0, buffer.shape[0], pads, slice(None))]
     rows_of: dict[str, list[torch.Tensor]] = {}  # each quantity's rows, chunk by chunk
+    plan = [
+        (prefix, {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix) and n not in found})
+        for prefix in ("", "abs_")
+    ]
     for start, end, pad, part in spans:
         work = buffer[: end - start] if stage is not None else buffer[start:end]
         if stage is not None:
             work.copy_(source[start:end])
         tails = _Tails(work.view(-1), pad, held, firsts[part])
-        for prefix in ("", "abs_"):
-            wanted = {n.removeprefix(prefix) for n in names if n.startswith("abs_") == bool(prefix) and n not in found}
+        for prefix, wanted in plan:
             if prefix and wanted:
                 work.abs_()  # tails of 0, 1 or a tensor's first value stay valid (a mean is set after a sum)
                 tails.absolute = True
