@@ -7,7 +7,9 @@ staging buffer into the workspace's first rows, and every pass (sum, absolute va
 squares, sum) works on it before the next chunk is converted, instead of each pass reading
 and writing the whole workspace (the float64 copy of 0.47 M values is 3.8 MB, more than the
 L2 cache: each pass went to the shared L3 cache and memory, beside the training thread).
-A row's quantities do not depend on the chunk it is in: the values are the same bits as
+The stage's padded tails are set to 0 once (after its min and max), so the chunks' sums need
+no call of their own for them. A part copied straight into the workspace (mixed dtypes,
+float64) is passed over in place, chunk by chunk. A row's quantities do not depend on the chunk it is in: the values are the same bits as
 over the whole workspace. The variance's mean needs every row's sum first: with
 ``variance`` (or ``std``) the whole part is one chunk, as on CUDA (where each call is a
 kernel launch: one chunk, the calls of the module doc of ``_batched_reductions``).
