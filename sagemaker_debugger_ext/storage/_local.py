@@ -22,6 +22,7 @@ from ._write import local_upload_file
 __all__ = ["LocalStorage"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_SCAN_AFTER = 8  # subfolders of one folder checked one by one before all of them are checked at once
 
 
 class LocalStorage:
@@ -32,6 +33,7 @@ class LocalStorage:
         self.uri = str(self.root)
         self._real_root: str | None = None
         self._checked_dirs: set[str] = set()
+        self._dir_checks: dict[str, int] = {}  # folder -> its subfolders checked one by one
 
     def _inside(self, path: str) -> bool:
         if self._real_root is None:
@@ -70,13 +72,19 @@ class LocalStorage:
 
         Paid once per folder, with one ``lstat``: a folder that is not a link, inside a folder
         that passed (or the root), is inside the root. Links take the full ``realpath`` test.
-        A folder that does not exist is not remembered (the open fails and says so).
+        A folder that does not exist is not remembered (the open fails and says so). From the
+        ``_SCAN_AFTER``-th subfolder of one folder on, one listing checks all of them.
         """
         if len(folder) <= len(self.uri):  # the root itself (keys never reach above it)
             return
         up = os.path.dirname(folder)
         if up != self.uri and up not in self._checked_dirs:
             self._check_dir(key, up)
+        checks = self._dir_checks[up] = self._dir_checks.get(up, 0) + 1
+        if checks == _SCAN_AFTER and (up == self.uri or up in self._checked_dirs):  # once per folder
+            self._check_subfolders(up)
+            if folder in self._checked_dirs:
+                return
         try:
             mode = os.lstat(folder).st_mode
         except FileNotFoundError:
@@ -84,6 +92,19 @@ class LocalStorage:
         if stat.S_ISLNK(mode) and not self._inside(folder):
             raise self._escape(key, folder)
         self._checked_dirs.add(folder)
+
+    def _check_subfolders(self, folder: str) -> None:
+        """Check every subfolder of ``folder`` (inside the root) at once: a reader that opens files
+        in many of them (a trial's ``events/<step>/``) pays one listing, not one ``lstat`` each. The
+        listing says which entries are links (those, and folders made later, are checked one by one).
+        """
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):  # a folder, not a link, inside one that passed
+                        self._checked_dirs.add(entry.path)
+        except OSError:
+            return
 
     def _escape(self, key: str, path: str) -> PathEscapeError:
         msg = (f"{path} is a symbolic link to {os.path.realpath(path)}, outside the trial folder {self.uri}; "

@@ -34,6 +34,8 @@ class RecordFetcher:
     cache (event files never change after their atomic rename). The first value asked of a
     file is copied alone; at the second, every value of the file is copied in one batch and
     kept for the requests to come (each handed out once: a caller may change its array).
+    While the caller reads files through (the last file was emptied of its values before the
+    next one was opened), a file's values are copied in one batch at its first request.
     Once every value of a local file was handed out, the file is forgotten (its memory is
     reused while still in the CPU's caches; a value asked again reads and checks the file
     again); on S3, where reading it again costs a request, it stays in the cache.
@@ -51,6 +53,7 @@ class RecordFetcher:
         self._whole_limit = _WHOLE_FILE_LIMIT if local else _REMOTE_WHOLE_FILE_LIMIT
         self._spent: tuple[bytes, list[np.ndarray]] | None = None
         self._forget = local  # forget files once consumed where reading one again is cheap (not S3)
+        self._streaming = False  # the last file opened was emptied of its values first (see _drop)
         self._cache: OrderedDict[str, EventFile] = OrderedDict()
         self._costs: dict[str, int] = {}
         self._cache_bytes = cache_bytes
@@ -83,6 +86,9 @@ class RecordFetcher:
             return self._last_file
         file = self._cache.get(key)
         if file is None:
+            last = self._last_file
+            if last is not None and (last.slots or last.slots is None):  # left with values not asked for
+                self._streaming = False
             if not self._whole(key):
                 # read once and evicted before reuse: the access pattern cycles through more
                 # files than the cache holds, so read single records from now on
@@ -177,7 +183,7 @@ class RecordFetcher:
         rec = file.records.get(pos)
         if rec is None or rec[0] != length:
             return self._decode(loc, file.data, pos)
-        if slots is None and file.asked is not None:  # a second value of this file: decode all of them in one go
+        if slots is None and (file.asked is not None or self._streaming):  # decode all of them in one go
             slots = self._decoder.materialize(file)
             self._grow(loc[0], len(file.data))
             return self._from_file(file, loc)
@@ -188,6 +194,7 @@ class RecordFetcher:
         """Forget event file ``key`` once every value decoded ahead was handed out: its bytes and
         batches go back to the allocator while they are still in the CPU's caches (the next
         file reuses them), and a value asked again reads and checks the file again."""
+        self._streaming = True
         if self._cache.get(key) is file:
             del self._cache[key]
             self._cached -= self._costs.pop(key, 0)
@@ -206,22 +213,22 @@ class RecordFetcher:
             self._costs[key] += cost
             self._cached += cost
 
-    def fetch(self, loc: Location) -> np.ndarray:
-        """Return the value stored at ``loc``."""
-        key = loc[0]
+    def fetch(self, key: str, offset: int, length: int) -> np.ndarray:
+        """Return the value of the record of ``length`` bytes at ``offset`` of event file ``key``."""
         file = self._last_file if key == self._last_key else self._file(key)
         if file is not None:
             slots = file.slots
             if slots is not None:  # _from_file's first case, inlined: a value decoded ahead
-                slot = slots.pop(loc[1], None)
-                if slot is not None and slot[0] == loc[2]:
+                slot = slots.pop(offset, None)
+                if slot is not None and slot[0] == length:
                     value: np.ndarray = file.blocks[slot[1]][slot[2]]
                     if not slots and file.complete and self._forget:
                         self._drop(key, file)
                     return value if slot[3] is None else value.reshape(slot[3])
                 if slot is not None:
-                    return self._decode(loc, file.data, loc[1])  # the index disagrees: say how
-            return self._from_file(file, loc)
+                    return self._decode((key, offset, length), file.data, offset)  # the index disagrees: say how
+            return self._from_file(file, (key, offset, length))
+        loc = (key, offset, length)
         return self._decode(loc, self._ranged(loc), 0)
 
     def fetch_many(self, locs: Sequence[Location]) -> list[np.ndarray]:

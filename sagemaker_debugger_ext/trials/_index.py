@@ -112,6 +112,7 @@ _ENTRY_TEXT = rb'\{"tensorname": "' + _TEXT + rb'+", "start_idx": (?:0|[1-9][0-9
 _ENTRIES = re.compile(_ENTRY_TEXT + rb"(?:, " + _ENTRY_TEXT + rb")*")
 _ENTRY_FIELDS = re.compile(rb'\{"tensorname": "([^"]*)", "start_idx": ([0-9]*), "length": ([0-9]*)\}')
 _PAYLOAD_CACHE_LIMIT = 64
+_MODES = {m.name.encode("ascii"): m for m in ModeKeys}
 Payloads = dict[bytes, list[tuple[str, int, int]]]
 
 
@@ -132,7 +133,7 @@ def _canonical(data: bytes, payloads: Payloads | None) -> tuple[ModeKeys, int, s
                 payloads.clear()
             payloads[text] = tensors
     mode, mode_step, event_key = head.groups()
-    return ModeKeys.__members__[mode.decode("ascii")], int(mode_step), event_key.decode("ascii"), tensors
+    return _MODES[mode], int(mode_step), event_key.decode("ascii"), tensors
 
 
 def parse_index(data: bytes, key: str, step: int, worker: str, payloads: Payloads | None = None) -> IndexFile:

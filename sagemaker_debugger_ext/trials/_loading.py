@@ -7,8 +7,9 @@ and adds the queries.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from operator import itemgetter
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .._exceptions import StorageNotFoundError
 from ..exceptions import IndexReaderException, MissingCollectionFiles
@@ -17,11 +18,25 @@ from ..format._layout import END_OF_JOB_FILE, parse_collections_key, parse_index
 from ..modes import ModeKeys
 from ..storage import LocalStorage, Storage, read_many
 from ._collections import Collection, parse_collections_file
-from ._fetch import Location, RecordFetcher
+from ._fetch import RecordFetcher
 from ._index import REDUCTIONS_PREFIX, IndexFile, Payloads, parse_index, split_reduction_name
-from ._tensor import _LOC, _REDS, _SHAPE, StepData, TensorSteps
+from ._tensor import StepRecords, TensorSteps, WorkerRecord
 
 __all__ = ["TrialLoader"]
+
+_PAYLOAD_MAPS_LIMIT = 64
+_NO_SHAPES: Mapping[str, tuple[int, ...]] = MappingProxyType({})
+
+
+class _Payload(NamedTuple):
+    """An index's ``tensor_payload`` entries as maps (shared by the steps with the same entries)."""
+
+    tensors: list[tuple[str, int, int]]  # the entries, as parsed
+    locs: dict[str, tuple[int, int]]  # tensor name -> (frame offset, frame length)
+    reductions: dict[str, dict[tuple[str, bool], tuple[int, int]]]  # tensor -> (op, abs) -> (offset, length)
+    names: tuple[str, ...]  # the tensors named, in order (a reduction names its tensor)
+    extent: int  # the end of the last frame
+
 
 _LOG = logging.getLogger("sagemaker_debugger_ext.trials")
 
@@ -68,19 +83,17 @@ class TrialLoader:
         self._collection_keys: set[str] = set()
         self._workers: set[str] = set()
         self._tensors: dict[str, TensorSteps] = {}  # tensor name -> its steps (Tensor objects view these)
-        self._by_mode: dict[
-            int, dict[str, dict[int, tuple[StepData, ...]]]
-        ] = {}  # mode -> name -> _tensors[name][mode]
+        self._by_mode: dict[int, dict[str, dict[int, StepRecords]]] = {}  # mode -> name -> _tensors[name][mode]
         # modes are plain ints internally (IntEnum hashing is slow in hot dict lookups)
         self._global_to_mode: dict[int, tuple[int, int]] = {}
         self._mode_to_global: dict[int, dict[int, int]] = {}
-        self._workers_for_step: dict[int, set[str]] = {}
-        self._step_tensors: dict[int, set[str]] = {}
         self._mode_tensors: dict[int, set[str]] = {}
         self._seen_index: set[str] = set()
         self.last_index_key: str | None = None  # the newest index file loaded (smdebug's last_index_token)
         self._step_sources: dict[int, str] = {}  # global step -> the index file that defined it
         self._payloads: Payloads = {}  # index payload text -> its checked entries (see parse_index)
+        self._payload_maps: dict[int, _Payload] = {}  # id(entries list) -> its maps (see _payload)
+        self._step_records: dict[int, StepRecords] = {}  # global step -> every worker's record of it
 
     def training_has_ended(self) -> bool:
         """Whether ``training_job_end.ts`` exists (the job finished writing)."""
@@ -202,65 +215,64 @@ class TrialLoader:
             raise IndexReaderException(msg)
         sources.setdefault(step, key)
 
+    def _payload(self, tensors: list[tuple[str, int, int]]) -> _Payload:
+        """The maps of an index's ``tensor_payload`` entries (made once per distinct payload)."""
+        made = self._payload_maps.get(id(tensors))
+        if made is not None and made.tensors is tensors:  # the parser's list of an identical payload
+            return made
+        locs: dict[str, tuple[int, int]] = {}
+        reductions: dict[str, dict[tuple[str, bool], tuple[int, int]]] = {}
+        names: dict[str, None] = {}  # the tensors named, in order (a reduction names its tensor)
+        extent = 0
+        for name, start, length in tensors:
+            if start + length > extent:
+                extent = start + length
+            red = split_reduction_name(name) if name.startswith(REDUCTIONS_PREFIX) else None
+            if red is None:
+                locs[name] = (start, length)
+                names[name] = None
+            else:
+                reductions.setdefault(red[0], {})[(red[1], red[2])] = (start, length)
+                names[red[0]] = None
+        made = _Payload(tensors, locs, reductions, tuple(names), extent)
+        if len(self._payload_maps) >= _PAYLOAD_MAPS_LIMIT:
+            self._payload_maps.clear()
+        self._payload_maps[id(tensors)] = made  # holds the list: its id is not reused while cached
+        return made
+
     def _add_index(self, idx: IndexFile, key: str = "") -> None:
         self._check_steps(idx, key)
         mode, mode_step, step, worker = int(idx.mode), idx.mode_step, idx.step, idx.worker
-        names = self._step_tensors.setdefault(step, set())
-        mode_names = self._mode_tensors.setdefault(mode, set())
-        tensors = self._tensors
         ekey = idx.event_key or ""  # parse_index guarantees a key whenever there are tensors
-        extent = 0
+        payload = self._payload(idx.tensors)
+        shapes = dict(idx.shapes) if idx.shapes else _NO_SHAPES
+        record: WorkerRecord = (worker, ekey, payload.locs, payload.reductions, shapes)
+        known = self._step_records.get(step, ())
+        if not known or known[-1][0] < worker:  # workers' index files usually come in worker order
+            records = (*known, record)
+        else:  # (one index file per step and worker: its key says which)
+            records = tuple(sorted([*(r for r in known if r[0] != worker), record], key=_worker_of))
+        self._step_records[step] = records
         of_mode = self._by_mode.get(mode)  # tensor name -> tensors[name][mode], the same dicts
         if of_mode is None:
             of_mode = self._by_mode[mode] = {}
-        plain = True  # no reduction among the names: they are the tensors' names
-        for name, start, length in idx.tensors:
-            if start + length > extent:
-                extent = start + length
-            by_step = of_mode.get(name)  # only tensors' own names are in of_mode, never a reduction's
+        names = payload.names if not idx.shapes else tuple(dict.fromkeys([*payload.names, *shapes]))
+        for name in names:  # every tensor this worker saved something of: the step's newest records
+            by_step = of_mode.get(name)
             if by_step is None:
-                red = split_reduction_name(name)
-                tname = red[0] if red else name
-                steps = tensors.get(tname)
-                if steps is None:
-                    steps = tensors[tname] = {}
-                by_step = steps.get(mode)
-                if by_step is None:
-                    by_step = steps[mode] = {}
-                if red:
-                    plain = False
-                    names.add(tname)
-                    _add_reduction(by_step, mode_step, worker, (red[1], red[2]), (ekey, start, length))
-                    continue
-                of_mode[name] = by_step
-            entry = by_step.get(mode_step)
-            if entry is None:  # the common case: the first record of this tensor at this step
-                by_step[mode_step] = ((worker, (ekey, start, length), None, None),)
-            else:
-                by_step[mode_step] = _replaced(entry, worker, _LOC, (ekey, start, length))
-        if plain:
-            names.update(map(itemgetter(0), idx.tensors))
-        else:
-            names.update(n for n, _, _ in idx.tensors if not n.startswith(REDUCTIONS_PREFIX))
-        if extent:
-            self._fetcher.note_extent(ekey, extent)
-        for name, shape in idx.shapes:
-            steps = tensors.get(name)
-            if steps is None:
-                steps = tensors[name] = {}
-            by_step = steps.setdefault(mode, {})
-            by_step[mode_step] = _replaced(by_step.get(mode_step, ()), worker, _SHAPE, shape)
-            names.add(name)
-        mode_names.update(names)
+                by_step = of_mode[name] = self._tensors.setdefault(name, {}).setdefault(mode, {})
+            by_step[mode_step] = records
+        if payload.extent:
+            self._fetcher.note_extent(ekey, payload.extent)
+        self._mode_tensors.setdefault(mode, set()).update(names)
         self._global_to_mode.setdefault(step, (mode, mode_step))
         if mode != 4:  # ModeKeys.GLOBAL
             self._mode_to_global.setdefault(mode, {}).setdefault(mode_step, step)
-        self._workers_for_step.setdefault(step, set()).add(worker)
         self._workers.add(worker)
 
     def _update_last_complete(self, steps: Iterable[int]) -> None:
         for step in steps:
-            if step > self.last_complete_step and len(self._workers_for_step[step]) >= self.num_workers:
+            if step > self.last_complete_step and len(self._step_records[step]) >= self.num_workers:
                 self.last_complete_step = step
         pending = [s for s in self._global_to_mode if s > self.last_complete_step]
         if len(pending) > self._window:
@@ -268,26 +280,5 @@ class TrialLoader:
             self.last_complete_step = pending[len(pending) // 2 - 1]
 
 
-def _replaced(entries: tuple[StepData, ...], worker: str, field: int, value: object) -> tuple[StepData, ...]:
-    """``entries`` with field ``field`` of ``worker``'s entry set to ``value`` (added if missing)."""
-    for i, data in enumerate(entries):
-        if data[0] == worker:
-            changed = (*data[:field], value, *data[field + 1 :])
-            return (*entries[:i], changed, *entries[i + 1 :])  # type: ignore[arg-type]
-    new: list[object] = [worker, None, None, None]
-    new[field] = value
-    if not entries or entries[-1][0] < worker:  # workers' index files usually come in worker order
-        return (*entries, tuple(new))  # type: ignore[arg-type]
-    return tuple(sorted((*entries, tuple(new)), key=itemgetter(0)))  # type: ignore[arg-type]
-
-
-def _add_reduction(
-    by_step: dict[int, tuple[StepData, ...]], mode_step: int, worker: str, key: tuple[str, bool], loc: Location
-) -> None:
-    entries = by_step.get(mode_step, ())
-    data = next((d for d in entries if d[0] == worker), None)
-    reductions = data[_REDS] if data is not None else None
-    if reductions is None:
-        reductions = {}
-        entries = by_step[mode_step] = _replaced(entries, worker, _REDS, reductions)
-    reductions[key] = loc
+def _worker_of(record: WorkerRecord) -> str:
+    return record[0]

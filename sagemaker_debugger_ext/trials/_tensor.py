@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -25,21 +26,42 @@ from ._state import StepState
 if TYPE_CHECKING:
     from ._trial import Trial
 
-__all__ = ["StepData", "Tensor", "TensorSteps"]
+__all__ = ["StepData", "StepRecords", "Tensor", "TensorSteps", "WorkerRecord", "step_location"]
 
 _GLOBAL = ModeKeys.GLOBAL
 
 
-#: What one worker saved of a tensor at one step: ``(worker, location, shape, reductions)``
-#: (reductions: ``{(op, abs): Location}``). Plain tuples, replaced rather than changed as
-#: index files add to them: the garbage collector stops tracking plain tuples of plain
-#: values, so a trial's one-per-record entries cost it nothing after their first pass.
-StepData = tuple[str, Location | None, tuple[int, ...] | None, dict[tuple[str, bool], Location] | None]
-_LOC: Final = 1
-_SHAPE: Final = 2
-_REDS: Final = 3
-#: int(mode) -> mode_step -> the StepData of each worker, sorted by worker
-TensorSteps = dict[int, dict[int, tuple[StepData, ...]]]
+#: What one worker saved of a tensor at one step: ``(worker, event file key, frame offset,
+#: frame length, shape, reductions)`` (key None: no value saved; reductions:
+#: ``{(op, abs): Location}``). Made on demand from the worker's record (below).
+StepData = tuple[str, str | None, int, int, tuple[int, ...] | None, dict[tuple[str, bool], Location] | None]
+_KEY: Final = 1
+_START: Final = 2
+_LEN: Final = 3
+_SHAPE: Final = 4
+_REDS: Final = 5
+
+#: What one worker's index file of a step says, for all its tensors: ``(worker, event file
+#: key, {name: (frame offset, frame length)}, {tensor: {(op, abs): (offset, length)}},
+#: {name: shape})``. Every tensor of the step refers to the same record, and the offset maps
+#: are shared by every step whose index lists the same records (the index parser hands out
+#: one list per distinct payload): loading a trial makes no object per record, so neither
+#: the time to make them nor the garbage collector's passes over them grow with the tensors.
+WorkerRecord = tuple[
+    str,
+    str,
+    Mapping[str, tuple[int, int]],
+    Mapping[str, Mapping[tuple[str, bool], tuple[int, int]]],
+    Mapping[str, tuple[int, ...]],
+]
+_R_KEY: Final = 1
+_R_LOCS: Final = 2
+_R_REDS: Final = 3
+_R_SHAPES: Final = 4
+#: The records of every worker at one step, sorted by worker (not all of them need name a given tensor).
+StepRecords = tuple[WorkerRecord, ...]
+#: int(mode) -> mode_step -> StepRecords
+TensorSteps = dict[int, dict[int, StepRecords]]
 
 
 class Tensor:
@@ -51,12 +73,14 @@ class Tensor:
         # owned and filled by the trial, which holds no strong reference to Tensor objects:
         # no reference cycle, so a dropped trial (and its file cache) is freed at once
         self._steps: TensorSteps = trial._tensors[name]
+        self._step_records = trial._loader._step_records  # the trial's containers grow in place
+        self._fetch = trial._fetcher.fetch
 
     def __repr__(self) -> str:
         return f"<Tensor name={self.name!r}>"
 
     # --- step lookup ----------------------------------------------------------------------
-    def _step_dict(self, step: int, mode: ModeKeys) -> tuple[StepData, ...] | None:
+    def _step_dict(self, step: int, mode: ModeKeys) -> StepRecords | None:
         m = int(mode)
         if m == 4:  # ModeKeys.GLOBAL: saved as GLOBAL, else the mode step of that global step
             glob = self._steps.get(4)
@@ -85,12 +109,24 @@ class Tensor:
                 steps = self._trial.steps(mode=mode)
                 raise NoMoreData(step, mode, steps[-1] if steps else -1)
             raise StepNotYetAvailable(step, mode)
-        if worker is None:
-            return found[0]
-        for data in found:
-            if data[0] == worker:
-                return data
-        raise InvalidWorker(worker)
+        name = self.name
+        for rec in found:  # the first worker (in sorted order) that saved anything of this tensor
+            if (worker is None or rec[0] == worker) and (name in rec[_R_LOCS] or name in rec[_R_REDS]
+                                                         or name in rec[_R_SHAPES]):  # fmt: skip
+                loc = rec[_R_LOCS].get(name)
+                reds = rec[_R_REDS].get(name)
+                return (
+                    rec[0],
+                    None if loc is None else rec[_R_KEY],
+                    *(loc or (0, 0)),
+                    rec[_R_SHAPES].get(name),
+                    None if reds is None else {k: (rec[_R_KEY], *v) for k, v in reds.items()},
+                )
+        raise InvalidWorker(str(worker))
+
+    def _location(self, step: int, mode: ModeKeys, worker: str | None) -> Location | None:
+        """Where the value at ``step`` is (None: only its shape or reductions were saved)."""
+        return step_location(self._step_data(step, mode, worker))
 
     # --- steps ----------------------------------------------------------------------------
     def _all_steps(self, mode: ModeKeys) -> list[int]:
@@ -125,7 +161,8 @@ class Tensor:
         found = self._step_dict(step_num, _check_mode(mode))
         if found is None:
             raise TensorUnavailableForStep(self.name, step_num, mode)
-        return [data[0] for data in found]
+        name = self.name
+        return [r[0] for r in found if name in r[_R_LOCS] or name in r[_R_REDS] or name in r[_R_SHAPES]]
 
     # --- values ---------------------------------------------------------------------------
     def value(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> np.ndarray:
@@ -137,28 +174,22 @@ class Tensor:
             StepNotYetAvailable / StepUnavailable / NoMoreData: see ``has_passed_step``.
             InvalidWorker: ``worker`` did not save this tensor at this step.
         """
-        data: StepData | None = None
-        if mode is _GLOBAL:  # the common call: _step_data's lookup, inlined
-            steps = self._steps
-            glob = steps.get(4)
-            found: tuple[StepData, ...] | None = glob.get(step_num) if glob is not None else None
-            if found is None:
-                mm = self._trial._global_to_mode.get(step_num)
-                by_step = steps.get(mm[0]) if mm is not None else None
-                found = by_step.get(mm[1]) if by_step is not None and mm is not None else None
-            if found:
-                if worker is None:
-                    data = found[0]
-                else:
-                    for entry in found:
-                        if entry[0] == worker:
-                            data = entry
-                            break
-        if data is None:
-            data = self._step_data(step_num, mode, worker)
-        if data[_LOC] is None:
+        if mode is _GLOBAL and 4 not in self._steps:  # the common call: _step_data's lookup, inlined
+            # the step's newest records: where the first of them names a value of this tensor, it is
+            # the value _step_data finds (the first worker that saved anything of this tensor)
+            found = self._step_records.get(step_num)
+            if found is not None:
+                for rec in found:
+                    if worker is None or rec[0] == worker:
+                        loc = rec[_R_LOCS].get(self.name)
+                        if loc is not None:
+                            return self._fetch(rec[_R_KEY], loc[0], loc[1])
+                        break  # the first worker saved no value, or saved nothing of this tensor: see below
+        data = self._step_data(step_num, mode, worker)
+        key = data[_KEY]
+        if key is None:
             raise TensorUnavailableForStep(self.name, step_num, mode, bool(data[_REDS]))
-        return self._trial._fetcher.fetch(data[_LOC])
+        return self._fetch(key, data[_START], data[_LEN])
 
     def values(self, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> dict[int, np.ndarray]:
         """``{step: value}`` for every complete step of ``mode`` (fetched in parallel on S3)."""
@@ -166,9 +197,10 @@ class Tensor:
         locs = []
         for s in steps:
             data = self._step_data(s, mode, worker)
-            if data[_LOC] is None:
+            loc = step_location(data)
+            if loc is None:
                 raise TensorUnavailableForStep(self.name, s, mode, bool(data[_REDS]))
-            locs.append(data[_LOC])
+            locs.append(loc)
         return dict(zip(steps, self._trial._fetcher.fetch_many(locs), strict=False))
 
     def shape(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> tuple[int, ...]:
@@ -176,9 +208,10 @@ class Tensor:
         data = self._step_data(step_num, mode, worker)
         if data[_SHAPE] is not None:
             return data[_SHAPE]
-        if data[_LOC] is None:
+        loc = step_location(data)
+        if loc is None:
             raise ShapeUnavailableForStep(self.name, step_num, mode)
-        return tuple(self._trial._fetcher.fetch(data[_LOC]).shape)
+        return tuple(self._fetch(*loc).shape)
 
     def reduction_value(
         self,
@@ -199,10 +232,11 @@ class Tensor:
         op = normalize_reduction_name(reduction_name)
         data = self._step_data(step_num, mode, worker)
         if data[_REDS] and (op, bool(abs)) in data[_REDS]:
-            return self._trial._fetcher.fetch(data[_REDS][(op, bool(abs))])
-        if data[_LOC] is None:
+            return self._fetch(*data[_REDS][(op, bool(abs))])
+        loc = step_location(data)
+        if loc is None:
             raise TensorUnavailableForStep(reduction_name, step_num, mode)
-        value = self._trial._fetcher.fetch(data[_LOC])
+        value = self._fetch(*loc)
         return compute_reduction(op, value, is_abs=bool(abs), name=f"{self.name!r} at step {step_num}")
 
     def reduction_values(
@@ -219,6 +253,12 @@ class Tensor:
     def has_reductions(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL) -> bool:
         """Whether reductions were stored at ``step_num``."""
         return bool(self._step_data(step_num, mode, None)[_REDS])
+
+
+def step_location(data: StepData) -> Location | None:
+    """Where the value of ``data`` is, or None when only its shape or reductions were saved."""
+    key = data[_KEY]
+    return None if key is None else (key, data[_START], data[_LEN])
 
 
 def _check_mode(mode: object) -> ModeKeys:

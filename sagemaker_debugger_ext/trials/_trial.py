@@ -23,7 +23,7 @@ from ..storage import Storage
 from ._collections import Collection
 from ._loading import TrialLoader
 from ._state import StepState
-from ._tensor import Tensor, _check_mode
+from ._tensor import _R_LOCS, _R_REDS, _R_SHAPES, Tensor, _check_mode
 
 _LOG = logging.getLogger(__name__)
 
@@ -97,8 +97,7 @@ class Trial:
         self._tensors = loader._tensors
         self._global_to_mode = loader._global_to_mode
         self._mode_to_global = loader._mode_to_global
-        self._workers_for_step = loader._workers_for_step
-        self._step_tensors = loader._step_tensors
+        self._step_records = loader._step_records
         self._mode_tensors = loader._mode_tensors
         self._maybe_refresh = loader.maybe_refresh  # bound once: Tensor calls it on every lookup
         self._load = loader.load
@@ -198,7 +197,7 @@ class Trial:
         return (
             loader.loaded_all_steps
             or loader.last_complete_step >= step
-            or len(self._workers_for_step.get(step, ())) >= loader.num_workers
+            or len(self._step_records.get(step, ())) >= loader.num_workers  # one record per worker
         )
 
     def _all_steps(self, mode: ModeKeys) -> list[int]:
@@ -373,7 +372,9 @@ class Trial:
             names = set(self._tensors) if mode == ModeKeys.GLOBAL else set(self._mode_tensors.get(int(mode), ()))
         else:
             g = self._global_of(mode, step)
-            names = set(self._step_tensors.get(g, ())) if g is not None else set()
+            names = set()
+            for rec in self._step_records.get(g, ()) if g is not None else ():
+                names.update(rec[_R_LOCS], rec[_R_REDS], rec[_R_SHAPES])
         if collection is not None:
             if isinstance(collection, str) and collection not in self._collections:
                 # smdebug: the name becomes an empty collection (as trial.collection(name)); say so

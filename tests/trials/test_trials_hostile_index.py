@@ -255,6 +255,49 @@ def test_folder_links_are_judged_once_per_folder_wherever_they_sit(trial_dir: Pa
         LocalStorage(trial_dir).read("events/000000000000/000000000000_worker_0.tfevents")
 
 
+def test_many_step_folders_are_checked_by_one_listing_that_still_refuses_links_out(
+    tmp_path: Path, tmp_path_factory
+) -> None:
+    """Past the first few step folders, one listing of ``events/`` checks the rest: a step folder
+    that is a link out is refused all the same, whether it existed at the listing or came after."""
+    from sagemaker_debugger_ext.storage import LocalStorage
+
+    steps = 20
+    for step in range(steps):
+        with StepWriter(tmp_path, global_step=step, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=step) as w:
+            w.write_tensor("a", np.arange(4, dtype=np.float32) + step)
+    write_collections_file(tmp_path, "worker_0", {}, 1)
+    write_training_end(tmp_path)
+    outside = tmp_path_factory.mktemp("outside")
+    for step in (15, 25):  # a link out among the listed folders, and one made after the listing
+        folder = f"events/{step:012d}"
+        if step < steps:
+            (tmp_path / folder).rename(outside / "moved")
+        else:
+            (outside / "moved").mkdir(exist_ok=True)
+        (outside / "moved" / f"{step:012d}_worker_0.tfevents").write_bytes(b"x")
+        if step >= steps:
+            continue
+        os.symlink(outside / "moved", tmp_path / folder)
+    store = LocalStorage(tmp_path)
+    key = "events/{0:012d}/{0:012d}_worker_0.tfevents"
+    for step in range(steps):
+        if step == 15:
+            with pytest.raises(PathEscapeError, match="outside the trial folder"):
+                store.read(key.format(step))
+        else:
+            assert store.read(key.format(step))
+    os.symlink(outside / "moved", tmp_path / "events/000000000025")
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        store.read(key.format(25))
+    trial = create_trial(tmp_path, **FAST)
+    for step in range(steps):
+        if step != 15:
+            np.testing.assert_array_equal(trial.tensor("a").value(step), np.arange(4) + step)
+    with pytest.raises(PathEscapeError, match="outside the trial folder"):
+        trial.tensor("a").value(15)
+
+
 def test_a_missing_folder_is_not_remembered_as_checked(trial_dir: Path, tmp_path_factory) -> None:
     """A folder absent at the first read and created later as a link out is still refused."""
     from sagemaker_debugger_ext._exceptions import StorageNotFoundError

@@ -15,6 +15,7 @@ from sagemaker_debugger_ext.exceptions import (
     NoMoreData,
     StepNotYetAvailable,
     StepUnavailable,
+    TensorUnavailableForStep,
 )
 from sagemaker_debugger_ext.format import (
     StepWriter,
@@ -107,6 +108,36 @@ def test_two_workers_and_completeness(tmp_path: Path) -> None:
     _step(tmp_path, 2, "worker_0")
     _step(tmp_path, 2, "worker_1")
     assert trial.steps() == [0, 1, 2]  # step 1 is complete because step 2 is
+
+
+def test_tensors_saved_by_some_workers_only_whatever_order_their_index_files_come_in(tmp_path: Path) -> None:
+    """Each tensor of a step answers for the workers that saved something of it (a value, a
+    reduction): worker_1's step is read before worker_0's, which saves other tensors."""
+    for w in ("worker_0", "worker_1"):
+        write_collections_file(tmp_path, w, {}, 2)
+    with StepWriter(tmp_path, global_step=0, worker="worker_1", mode=ModeKeys.TRAIN, mode_step=0) as sw:
+        sw.write_tensor("both", np.full(2, 1.0, np.float32))
+        sw.write_tensor("only1", np.full(2, 11.0, np.float32))
+    trial = create_trial(tmp_path, **FAST)
+    assert trial.tensor("only1").value(0).tolist() == [11.0, 11.0] and trial.tensor("both").workers(0) == ["worker_1"]
+    with StepWriter(tmp_path, global_step=0, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=0) as sw:
+        sw.write_tensor("both", np.full(2, 0.0, np.float32))
+        sw.write_tensor("only0", np.full(2, 10.0, np.float32))
+        sw.write_tensor("smdebug/reductions/max/only1", np.float32(5.0))  # worker_0 saved a reduction of only1
+    write_training_end(tmp_path)
+    assert trial.tensor_names(step=0) == ["both", "only0", "only1"]
+    both, only0, only1 = (trial.tensor(n) for n in ("both", "only0", "only1"))
+    assert both.workers(0) == ["worker_0", "worker_1"] and both.value(0).tolist() == [0.0, 0.0]
+    assert both.value(0, worker="worker_1").tolist() == [1.0, 1.0]
+    assert only0.workers(0) == ["worker_0"] and only0.value(0).tolist() == [10.0, 10.0]
+    with pytest.raises(InvalidWorker):
+        only0.value(0, worker="worker_1")
+    assert only1.workers(0) == ["worker_0", "worker_1"]
+    assert only1.value(0, worker="worker_1").tolist() == [11.0, 11.0]
+    with pytest.raises(TensorUnavailableForStep):  # worker_0, the first, saved only a reduction of it
+        only1.value(0)
+    assert only1.has_reductions(0) and np.ravel(only1.reduction_value(0, "max")).tolist() == [5.0]
+    assert trial.steps() == [0] and trial.last_complete_step == 0
 
 
 def test_modes_and_mode_steps(tmp_path: Path) -> None:

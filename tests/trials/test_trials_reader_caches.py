@@ -142,6 +142,25 @@ def test_batches_are_freed_once_every_value_of_a_file_is_handed_out(trial_dir: P
     assert first() is None
 
 
+def test_a_file_is_copied_in_one_batch_at_its_first_value_while_files_are_read_through(trial_dir: Path) -> None:
+    """The first value asked of a file is copied alone (a caller may want only that one), except
+    while the caller empties each file before opening the next: then the whole file is copied at
+    its first value. A file left with values not asked for ends that, and every value is right."""
+    write_training_end(trial_dir)
+    trial = create_trial(trial_dir, **FAST)
+    first = trial.tensor("a").value(0)
+    assert first.base is None and np.array_equal(first, _value("a", 0))  # copied alone
+    rest = _read_all(trial, 0)
+    trial.tensor("c").reduction_value(0, "max", abs=True)  # step 0's file emptied: forgotten
+    assert _same(rest, _expected(0))
+    streamed = trial.tensor("a").value(1)  # read through: one batch at the first value
+    assert streamed.base is not None and streamed.base.shape[0] > 1
+    assert np.array_equal(streamed, _value("a", 1))
+    alone = trial.tensor("a").value(2)  # step 1's file left with values: copied alone again
+    assert alone.base is None and np.array_equal(alone, _value("a", 2))
+    assert _same(_read_all(trial, 1), _expected(1)) and _same(_read_all(trial, 2), _expected(2))
+
+
 def test_a_value_asked_again_is_read_and_checked_again(trial_dir: Path) -> None:
     """Values asked again after their file was forgotten are equal, new arrays, and a record that
     went bad in between is refused, not served from memory."""

@@ -153,7 +153,7 @@ class ExplodingTensor(_SelectedTensorsRule):
         """(phase, position in the step's file): forward (0), backward (1), scalars and the rest (2)."""
         phase = 1 if name.startswith("gradient/") else 2 if name.startswith("scalar/") else 0
         try:
-            location = self.base_trial.tensor(name)._step_data(step, ModeKeys.GLOBAL, None)[1]
+            location = self.base_trial.tensor(name)._location(step, ModeKeys.GLOBAL, None)
         except (KeyError, LookupError, TensorUnavailable, TensorUnavailableForStep, StepUnavailable):
             location = None
         return phase, float(location[1]) if location is not None else float("inf")
