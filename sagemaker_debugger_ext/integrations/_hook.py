@@ -11,6 +11,7 @@ micro-batch saved). EVAL and PREDICT forwards open one step each, as with the pl
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,23 @@ class TrainerHook(Hook):
     def optimizer_stepped(self) -> None:
         """The optimizer just stepped: the next TRAIN forward pass opens the next step."""
         self._new_step_due = True
+
+    def _record_step_loss(self, losses: Sequence[torch.Tensor], *, summed: bool) -> None:
+        """Save the optimizer step's loss from its micro-batches' losses (nothing without any): their
+        sum when each is its share of the step's loss (scaled for gradient accumulation), else their mean."""
+        if losses:
+            stacked = torch.stack(list(losses))
+            self.record_tensor_value(LOSS_NAME, stacked.sum() if summed else stacked.mean())
+
+    def _save_trainer_metrics(self, metrics: Mapping[str, Any], skip: Collection[str] = ()) -> None:
+        """The trainer's metrics as scalars of the current step, SageMaker metrics too; values that are
+        not numbers and the names in ``skip`` are left out; nothing before the first step."""
+        if self.step < 0:
+            return
+        for name, value in metrics.items():
+            number = to_float(value)
+            if number is not None and name not in skip:
+                self.save_scalar(name, number, sm_metric=True)
 
     def begin_step(self, mode: ModeKeys) -> None:
         """Open the next step in ``mode`` now (for trainers that signal batch starts)."""

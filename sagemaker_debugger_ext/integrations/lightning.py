@@ -88,11 +88,9 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
         if not self._stepped:
             return
         self._stepped = False
-        if self._losses and hook.mode == ModeKeys.TRAIN:
-            stacked = torch.stack(self._losses)
+        if hook.mode == ModeKeys.TRAIN:
             # automatic optimization returns each micro-batch's loss divided by accumulate_grad_batches
-            step_loss = stacked.sum() if pl_module.automatic_optimization else stacked.mean()
-            hook.record_tensor_value(LOSS_NAME, step_loss)
+            hook._record_step_loss(self._losses, summed=pl_module.automatic_optimization)
         self._losses.clear()
         if self._lr is not None and hook.mode == ModeKeys.TRAIN:
             hook.save_scalar("learning_rate", self._lr)
@@ -143,10 +141,5 @@ class DebuggerCallback(pl.Callback):  # type: ignore[misc]
 
     def _save_metrics(self, trainer: pl.Trainer) -> None:
         """The metrics logged with ``self.log`` (``trainer.callback_metrics``), as scalars of the current step."""
-        hook = self.hook
-        if not self._active(trainer) or hook is None or hook.step < 0:
-            return
-        for name, value in trainer.callback_metrics.items():
-            number = to_float(value)
-            if number is not None:
-                hook.save_scalar(name, number, sm_metric=True)
+        if self._active(trainer) and self.hook is not None:
+            self.hook._save_trainer_metrics(trainer.callback_metrics)

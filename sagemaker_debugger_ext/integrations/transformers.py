@@ -87,11 +87,8 @@ class DebuggerCallback(transformers.TrainerCallback):
         hook = self.hook
         if hook is None or hook.step < 0:
             return
-        if self._losses:
-            stacked = torch.stack(self._losses)
-            loss = stacked.sum() if self._loss_is_partial else stacked.mean()
-            hook.record_tensor_value(LOSS_NAME, loss)
-            self._losses.clear()
+        hook._record_step_loss(self._losses, summed=self._loss_is_partial)
+        self._losses.clear()
         if self._lr is not None:
             hook.save_scalar("learning_rate", self._lr)
         hook.optimizer_stepped()
@@ -107,13 +104,8 @@ class DebuggerCallback(transformers.TrainerCallback):
         self._save_metrics(metrics)  # predict() does not log its metrics
 
     def _save_metrics(self, metrics: dict[str, Any] | None, skip: tuple[str, ...] = ()) -> None:
-        hook = self.hook
-        if hook is None or hook.step < 0 or not metrics:
-            return
-        for name, value in metrics.items():
-            number = to_float(value)
-            if number is not None and name not in skip:
-                hook.save_scalar(name, number, sm_metric=True)
+        if self.hook is not None and metrics:
+            self.hook._save_trainer_metrics(metrics, skip)
 
 
 def add_debugger(
