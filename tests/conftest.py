@@ -32,12 +32,6 @@ def _fake_aws(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("SAGEMAKER_DEBUGGER_EXT_HOME", str(tmp_path_factory.mktemp("sdx-home")))
 
 
-@pytest.fixture
-def quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No SageMaker SDK v2 deprecation notice (``SAGEMAKER_SUPPRESS_V2_WARNING``), here and in the jobs started."""
-    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-
-
 @pytest.fixture(scope="session")
 def smdebug_runs() -> Path:
     """The real smdebug-written runs in tests/fixtures (part of the repository: never skipped)."""

@@ -23,15 +23,16 @@ from polling import wait_until
 from sagemaker_debugger_ext.local.api._describe import response_problems
 from sagemaker_debugger_ext.local.store._job_store import pid_alive
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.usefixtures("quiet_sdk"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "local" / "scripts"
 RULES = Path(__file__).resolve().parent / "rules"
 ROLE = "arn:aws:iam::123456789012:role/local"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def _session(**settings: Any) -> Any:

@@ -13,11 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.usefixtures("quiet_sdk"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 ROLE = "arn:aws:iam::123456789012:role/local"
 FEATURES = 6
@@ -25,6 +21,11 @@ HPS = {"max_depth": "5", "eta": "0.2", "gamma": "4", "min_child_weight": "6", "s
        "objective": "binary:logistic", "num_round": "12"}  # fmt: skip
 COLLECTIONS = ("metrics", "feature_importance", "full_shap", "average_shap", "trees")
 FINAL = {"NoIssuesFound", "IssuesFound"}
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def _census_like(folder: Path) -> dict[str, Path]:

@@ -16,11 +16,7 @@ pytest.importorskip("transformers")
 
 from sagemaker_debugger_ext import modes
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.usefixtures("quiet_sdk"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 ROLE = "arn:aws:iam::123456789012:role/local"
@@ -29,6 +25,11 @@ RUNS = {
     "trainer": ("train_hf_lm.py", {"lr": 1e-2, "steps": 8, "optim": "adamw_torch"}, {"lr": 1e6, "steps": 40}, 40),
     "lightning": ("train_lightning_lm.py", {"lr": 1e-2, "epochs": 4, "optim": "adamw"}, {"lr": 1e6, "epochs": 20}, 40),
 }
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def _fit(tmp_path: Path, framework: str, job: str, hyperparameters: dict[str, Any]) -> Any:

@@ -12,14 +12,15 @@ pytest.importorskip("transformers")
 from sagemaker_debugger_ext import modes
 from sagemaker_debugger_ext.integrations import _autopatch
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.usefixtures("quiet_sdk"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 ROLE = "arn:aws:iam::123456789012:role/local"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def test_launcher_opt_out() -> None:

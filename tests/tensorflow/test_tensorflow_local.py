@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.usefixtures("quiet_sdk"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 ROLE = "arn:aws:iam::123456789012:role/local"
+
+
+@pytest.fixture(autouse=True)
+def _quiet_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
 
 
 def _session() -> Any:
