@@ -151,7 +151,7 @@ class StepWriter(ClosesOnExit):
         )
         if layout is not None:  # the common case: nothing to encode but the cached layout
             mid, after_step, json_name = layout
-            content: bytes | memoryview = memoryview(arr.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
+            content: bytes | memoryview = _raw_bytes(arr)
         else:
             enc = encode_tensor(name, arr, dtype)
             mid, after_step = value_layout(name, enc.head, enc.size, len(self._metadata))
@@ -299,6 +299,16 @@ def _absolute_root(root: str) -> str:
     """``os.path.abspath`` of an absolute path (cached: a hook writes under one root; relative
     paths are not cached, the working folder may change)."""
     return os.path.abspath(root)
+
+
+def _raw_bytes(arr: np.ndarray) -> memoryview:
+    """The bytes of the C-contiguous ``arr``, as a view: the buffer protocol's (a third of the time
+    of numpy's reshape and view); numpy's where a buffer cannot give them (dtypes it does not export
+    such as bfloat16, zero-size arrays of more than one dimension)."""
+    try:
+        return memoryview(arr).cast("B")  # type: ignore[arg-type]
+    except (TypeError, ValueError, NotImplementedError):
+        return memoryview(arr.reshape(-1).view(np.uint8))  # type: ignore[arg-type]
 
 
 def _check_tensor_name(name: object) -> None:

@@ -245,6 +245,29 @@ def test_borrowed_arrays_write_the_same_bytes(tmp_path: Path) -> None:
         assert (tmp_path / "borrow" / rel).read_bytes() == (tmp_path / "copy" / rel).read_bytes()
 
 
+@pytest.mark.parametrize("borrow", [False, True])
+def test_fast_path_raw_bytes_of_unusual_arrays(tmp_path: Path, borrow: bool) -> None:
+    """The cached-layout path takes a C-contiguous array's bytes through the buffer protocol, or
+    numpy's view where a buffer cannot give them (a zero-size array of two dimensions): big-endian,
+    zero-size, 0-d and complex arrays write the bytes the general encoder writes, and read back."""
+    arrays = {
+        "be": np.arange(6, dtype=">f4").reshape(2, 3),
+        "empty2d": np.zeros((0, 3), np.float32),
+        "flag": np.array(True),
+        "cplx": np.arange(4, dtype=np.complex64).reshape(2, 2),
+    }
+    for root, forced in ((tmp_path / "fast", False), (tmp_path / "general", True)):
+        with StepWriter(root, global_step=5, worker="worker_0", mode=ModeKeys.TRAIN, mode_step=5,
+                        clock=lambda: 1.0, borrow_arrays=borrow) as w:  # fmt: skip
+            for name, arr in arrays.items():
+                w.write_tensor(name, arr, dtype=arr.dtype.newbyteorder("=").name if forced else None)
+    for rel in ("events/000000000005/000000000005_worker_0.tfevents", "index/000000000/000000000005_worker_0.json"):
+        assert (tmp_path / "fast" / rel).read_bytes() == (tmp_path / "general" / rel).read_bytes()
+    got = _read_all(tmp_path / "fast", 5)
+    for name, arr in arrays.items():
+        assert got[name].size == arr.size and np.array_equal(got[name].reshape(arr.shape), arr)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_cached_layout_and_general_encoder_agree(tmp_path: Path, dtype: str) -> None:
     """A C-contiguous array takes the cached-layout fast path, a Fortran-ordered copy of the
