@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._interleave import abba_totals
 from ._threads import as_hook_writer, write_as_hook
 
 WARMUP = 30
@@ -173,11 +174,7 @@ def _repeat(tmp: Path, r: int) -> tuple[float, float]:
     trains = {"base": _trainer(), "hook": _trainer(hook=hook), "floor": _trainer(floor=floor)}
     for train in trains.values():
         train(WARMUP)
-    totals = dict.fromkeys(trains, 0.0)
-    keys = list(trains)
-    for cycle in range(CYCLES):
-        for key in keys if cycle % 2 == 0 else keys[::-1]:
-            totals[key] += trains[key](BLOCK)
+    totals = abba_totals({key: functools.partial(train, BLOCK) for key, train in trains.items()}, CYCLES)
     hook.close()
     floor.stop()
     return totals["hook"] / totals["base"] - 1, totals["floor"] / totals["base"] - 1

@@ -32,6 +32,7 @@ any hook saving these tensors costs; the machine's state moves both together).
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import statistics
@@ -41,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._interleave import abba_totals
 from ._threads import as_hook_writer, write_as_hook
 
 WARMUP_BLOCKS = 2
@@ -157,11 +159,7 @@ def _repeat(keras: Any, data: tuple[Any, Any], out_dir: Path) -> tuple[float, fl
     for _ in range(WARMUP_BLOCKS):
         block([floor])
     runs: dict[str, list[Any]] = {"base": [], "hook": [hook], "floor": [floor]}
-    totals = dict.fromkeys(runs, 0.0)
-    keys = list(runs)
-    for cycle in range(CYCLES):
-        for key in keys if cycle % 2 == 0 else keys[::-1]:
-            totals[key] += block(runs[key])
+    totals = abba_totals({key: functools.partial(block, callbacks) for key, callbacks in runs.items()}, CYCLES)
     hook.close()
     floor.close()
     return totals["hook"] / totals["base"] - 1.0, totals["floor"] / totals["base"] - 1.0

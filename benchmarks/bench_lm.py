@@ -43,6 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._interleave import abba_totals
 from ._threads import as_hook_writer
 
 WARMUP = 5
@@ -216,11 +217,7 @@ def _overhead(
         )
     for train in trains.values():
         train(WARMUP if size == "lm" else 1)
-    totals = dict.fromkeys(trains, 0.0)
-    keys = list(trains)
-    for cycle in range(cycles):
-        for key in keys if cycle % 2 == 0 else keys[::-1]:
-            totals[key] += trains[key](block)
+    totals = abba_totals({key: functools.partial(train, block) for key, train in trains.items()}, cycles)
     hook.close()
     floor.stop()
     if live is not None:
