@@ -1,8 +1,8 @@
 """The passes over a workspace's rows (:func:`reduce_part`): each quantity of each row, then
 per tensor (``segment_reduce``), for the batches of ``_batched_reductions``.
 
-On the CPU the rows are taken in chunks of ``CHUNK_ROWS`` (512 KiB of float64, which stays in
-a core's L2 cache from one pass to the next): a staged part's chunk is converted from the
+On the CPU the rows are taken in chunks of ``CHUNK_ROWS`` (2 MiB of float64, a core's L2 cache
+here, so mostly kept there from one pass to the next): a staged part's chunk is converted from the
 staging buffer into the workspace's first rows, and every pass (sum, absolute values, sum,
 squares, sum) works on it before the next chunk is converted, instead of each pass reading
 and writing the whole workspace (the float64 copy of 0.47 M values is 3.8 MB, more than the
@@ -31,8 +31,10 @@ __all__ = ["CHUNK_ROWS", "WIDTH", "chunks", "reduce_part"]
 _F64 = torch.float64
 #: values per workspace row; a tensor's last row is padded (at most ``WIDTH - 1`` values)
 WIDTH = 512
-#: rows of float64 each pass works on at a time on the CPU (see the module doc)
-CHUNK_ROWS = 128
+#: rows of float64 each pass works on at a time on the CPU (see the module doc): 128 rows made
+#: the worker's passes cheaper still, but their 4x more torch calls (each takes the interpreter
+#: lock back from the training thread) cost the training more than they saved on a quiet machine
+CHUNK_ROWS = 512
 
 Chunk = tuple[int, int, torch.Tensor, slice]
 
