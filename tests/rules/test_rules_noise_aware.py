@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from running_mean_losses import running_mean_epochs
 from synthetic_trial import loss_epochs
 
 from sagemaker_debugger_ext.exceptions import RuleParameterError
@@ -199,33 +200,13 @@ def test_noise_parameters_are_validated(
         rule(trial, **params)
 
 
-def _running_mean_epochs(
-    seed: int, epochs: int = 12, batches: int = 24, *, level: float = 0.1, luck: float = 0.0, rise_from: int = -1
-) -> dict[int, float]:
-    """Keras logs the training loss as the running mean over the epoch's batches: smooth within an
-    epoch (noisy at its start), reset at the next. Batch losses: converged at ``level``, noise 0.05;
-    ``luck``: each epoch's fresh samples are easier or harder than the population by N(0, luck);
-    from step ``rise_from`` on the loss truly climbs by 0.004 a step (a learning rate too high)."""
-    rng = np.random.default_rng(seed)
-    out, g = {}, 0
-    for e in range(epochs):
-        seen: list[float] = []
-        offset = luck * rng.standard_normal() if luck else 0.0
-        for _ in range(batches):
-            rise = 0.004 * (g - rise_from) if 0 <= rise_from <= g else 0.0
-            seen.append(level + 0.5 * np.exp(-e) + offset + rise + 0.05 * rng.standard_normal())
-            out[g] = float(np.mean(seen))
-            g += 1
-    return out
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_overtraining_running_mean_loss_is_quiet(
     seed: int, make_trial: Callable[..., Any], fires: Callable[..., Any]
 ) -> None:
     """A running-mean loss (Keras) after convergence: its best is an epoch start's lucky average; successive
     differences alone underrate its noise, the window's spread does not."""
-    trial = _losses({s: v for s, v in _running_mean_epochs(seed).items() if s % 2 == 0}, make_trial)
+    trial = _losses({s: v for s, v in running_mean_epochs(seed).items() if s % 2 == 0}, make_trial)
     assert fires(Overtraining(trial, **EXACT["Overtraining"])) is not None
     assert fires(Overtraining(trial, **recommended_rule_parameters("Overtraining"))) is None
 
@@ -253,7 +234,7 @@ def test_loss_not_decreasing_running_mean_after_a_lucky_epoch_is_quiet(
     trial = _losses(dict(zip(range(0, 260, 5), DRAW3_KERAS, strict=True)), make_trial)
     assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) is None
     for seed in (2, 3, 15):
-        values = _running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05)
+        values = running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05)
         trial = _losses({s: v for s, v in values.items() if s % 5 == 0}, make_trial)
         assert fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing"))) is None
 
@@ -264,7 +245,7 @@ def test_loss_not_decreasing_running_mean_still_fires_on_a_true_rise(
 ) -> None:
     """The same running-mean loss with lucky epochs, whose batch losses truly climb from step 60 (a learning
     rate too high): fires (the climb is a trend, not noise: the window means' spread is taken around it)."""
-    values = _running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05, rise_from=60)
+    values = running_mean_epochs(seed, epochs=8, batches=32, level=0.19, luck=0.05, rise_from=60)
     trial = _losses({s: v for s, v in values.items() if s % 5 == 0}, make_trial)
     first = fires(LossNotDecreasing(trial, **recommended_rule_parameters("LossNotDecreasing")))
     assert first is not None and 60 < first <= 240

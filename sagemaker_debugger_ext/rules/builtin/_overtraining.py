@@ -9,9 +9,12 @@ from ...rule_contract._params import Kind, Param, non_negative, positive
 from .._result import RuleResult
 from ._losses import _LossRule
 from ._noise import NOISE_PARAMS, check_noise_params, noise_sigma, window_spread, z_value
+from ._running_mean import EpochNoise, epoch_length, epoch_noise, window_variance
 from ._series import mean
 
 __all__ = ["Overtraining"]
+
+HISTORY = 256  # saved training losses kept to tell a running mean (several epochs) and measure its noise
 
 
 class Overtraining(_LossRule):
@@ -56,6 +59,13 @@ class Overtraining(_LossRule):
         self._train_window: dict[str, list[float]] = {}
         self._series: dict[str, list[float]] = {}
         self._raw: dict[str, list[float]] = {}  # the last five windows of saved training losses
+        # noise_aware, a training loss logged as the running mean over the epoch (:mod:`._running_mean`):
+        self._history: dict[str, tuple[list[int], list[float]]] = {}  # the last HISTORY (mode step, loss)
+        self._saved: dict[str, int] = {}  # saved training losses so far
+        self._epoch: dict[str, int | None] = {}  # steps per epoch; None: plain batch losses
+        self._noise: dict[str, EpochNoise] = {}  # as measured at the latest window
+        self._window_steps: dict[str, list[int]] = {}  # mode steps of the window's losses
+        self._best_steps: dict[tuple[str, str], list[int]] = {}  # ... of the best window's
 
     def validate(self) -> None:
         check_noise_params(self.rule_name, self.p)
@@ -76,11 +86,28 @@ class Overtraining(_LossRule):
         loss logged as a running mean over the epoch, as Keras logs it, is smooth from save to
         save yet differs from epoch to epoch)."""
         k = len(window)
+        if (p := self._epoch.get(name)) is not None:  # its own noise model: see _track
+            noise = self._noise[name] = epoch_noise(*self._history[name], p, recent=5 * k)
+            return float(window_variance(self._window_steps[name], noise) ** 0.5)
         raw = self._raw.setdefault(name, [])
         raw.extend(window if not raw else window[-1:])
         del raw[: -5 * k + 1]
         iid = (noise_sigma(window) or 0.0) / k**0.5
         return float(max(iid, window_spread(raw, k)))
+
+    def _track(self, name: str, mode_step: int, value: float) -> None:
+        """Keep the training loss's recent history; noise_aware: tell whether it is a running mean over the
+        epoch (:func:`._running_mean.epoch_length`), at 8, 16, 32, ... saved losses (over the last HISTORY)."""
+        steps, values = self._history.setdefault(name, ([], []))
+        steps.append(mode_step)
+        values.append(value)
+        del steps[:-HISTORY], values[:-HISTORY]
+        window = self._window_steps.setdefault(name, [])
+        window.append(mode_step)
+        del window[: -self.p["patience_train"]]
+        saved = self._saved[name] = self._saved.get(name, 0) + 1
+        if self.p["noise_aware"] and saved >= 8 and saved & (saved - 1) == 0:  # the search costs up to a second
+            self._epoch[name] = epoch_length(steps, values)
 
     def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:
         """(tensor, 'training'|'validation', value, saved steps it stands for, its standard error) judged at ``step``."""
@@ -97,6 +124,7 @@ class Overtraining(_LossRule):
                 window = self._train_window.setdefault(name, [])
                 window.append(v)
                 del window[: -self.p["patience_train"]]
+                self._track(name, self.mode_of(step)[1], v)
                 if len(window) == self.p["patience_train"]:
                     out.append((name, "training", mean(window), 1, self._train_se(name, window)))
             elif mode is ModeKeys.EVAL and (found := self.eval_pass(name, step)) is not None:
@@ -113,10 +141,14 @@ class Overtraining(_LossRule):
             best = self._best.get(key)
             if best is None or now < best - self.p["delta"]:
                 self._best[key], self._since[key] = now, 0
+                if which == "training":
+                    self._best_steps[key] = list(self._window_steps.get(name, []))
                 continue
             margin = (
                 z * se * 2**0.5
             )  # the noise as measured now, for both values: the best's own era may have been noisier
+            if which == "training" and self._epoch.get(name) is not None:
+                margin = z * (se**2 + window_variance(self._best_steps[key], self._noise[name])) ** 0.5
             if margin > 0 and now - best <= margin:  # noise_aware: within noise of the best
                 self._since[key] = 0
                 continue
