@@ -136,10 +136,11 @@ def test_core_imports_without_touching_the_sdk() -> None:
 
 @pytest.mark.parametrize("first", ["ours", "sdk"])
 def test_our_rules_pass_the_sdk_isinstance_checks_whichever_is_imported_first(first: str) -> None:
-    """Registered as virtual subclasses of the SDK's Rule/ProfilerRule when the SDK's debugger module
-    loads after ours (on its import) or before (at once); the SDK's classes stay apart."""
+    """Registered as virtual subclasses of the SDK's Rule/ProfilerRule (v2's ``sagemaker.debugger``, v3's
+    ``sagemaker.core.debugger``) when the SDK's debugger module loads after ours (on its import) or before (at once); the SDK's classes stay apart."""
     ours = "from sagemaker_debugger_ext import ProfilerRule, Rule, rule_configs\n"
-    sdk = "import sagemaker.debugger as sd\n"
+    # the debugger module of the SDK major in this venv (SDK v3 moved it to sagemaker.core)
+    sdk = f"import {'sagemaker.debugger' if installed_sdk_major() == 2 else 'sagemaker.core.debugger'} as sd\n"
     code = (
         (ours + sdk if first == "ours" else sdk + ours)
         + "r, p = Rule.sagemaker(rule_configs.loss_not_decreasing()), ProfilerRule.sagemaker(rule_configs.ProfilerReport())\n"
