@@ -64,6 +64,11 @@ StepRecords = tuple[WorkerRecord, ...]
 TensorSteps = dict[int, dict[int, StepRecords]]
 
 
+def _names(rec: WorkerRecord, name: str) -> bool:
+    """Whether worker record ``rec`` saved anything of tensor ``name`` (a value, reductions or a shape)."""
+    return name in rec[_R_LOCS] or name in rec[_R_REDS] or name in rec[_R_SHAPES]
+
+
 class Tensor:
     """A tensor of a trial. Obtain it with ``trial.tensor(name)``."""
 
@@ -111,8 +116,7 @@ class Tensor:
             raise StepNotYetAvailable(step, mode)
         name = self.name
         for rec in found:  # the first worker (in sorted order) that saved anything of this tensor
-            if (worker is None or rec[0] == worker) and (name in rec[_R_LOCS] or name in rec[_R_REDS]
-                                                         or name in rec[_R_SHAPES]):  # fmt: skip
+            if (worker is None or rec[0] == worker) and _names(rec, name):
                 loc = rec[_R_LOCS].get(name)
                 reds = rec[_R_REDS].get(name)
                 return (
@@ -162,7 +166,7 @@ class Tensor:
         if found is None:
             raise TensorUnavailableForStep(self.name, step_num, mode)
         name = self.name
-        return [r[0] for r in found if name in r[_R_LOCS] or name in r[_R_REDS] or name in r[_R_SHAPES]]
+        return [r[0] for r in found if _names(r, name)]
 
     # --- values ---------------------------------------------------------------------------
     def value(self, step_num: int, mode: ModeKeys = ModeKeys.GLOBAL, worker: str | None = None) -> np.ndarray:
