@@ -12,9 +12,10 @@ a few milliseconds of kernel launches), ``lm10x`` and ``lm100m`` (8 layers of wi
 median over repeats; ``..._floor_overhead_gpu`` beside each. ``lm100m_host_bytes_per_step_gpu``:
 bytes the hook copied from the GPU to the host per step (the scalars only).
 ``lm100m_reduce_ms_gpu``: GPU time of one batch's reductions (all ~100 M parameters, the
-reductions above) as the hook computes them (tensors of a million values or more in one pass,
-``_fused_reductions``), median of CUDA-event timings, and ``lm100m_reduce_gb_s_gpu`` the
-parameters' own bytes over it (each value read once: the least any reduction moves);
+reductions above) as the hook computes them (each value read once, one launch per dtype,
+``_fused_reductions``), median of CUDA-event timings (which include the host's time to issue
+the batch's calls: the GPU waits for them), and ``lm100m_reduce_gb_s_gpu`` the parameters'
+own bytes over it (each value read once: the least any reduction moves);
 ``..._batched`` the same for the batched path alone (every tensor through the float64
 workspace), and ``lm100m_reductions_overhead_gpu_batched`` the hook's overhead with it, in the
 same run. Without a CUDA

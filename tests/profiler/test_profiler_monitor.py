@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _start(out: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     return subprocess.Popen(
         [sys.executable, "-m", "sagemaker_debugger_ext.profiler", "monitor", "--output-dir", str(out), *extra],
         env=env,

@@ -34,10 +34,16 @@ nan[4321], inf[7] = float("nan"), float("inf")
 tensors = [torch.tensor([2.0, -1.0]), nan, inf, torch.randn(70, 60, generator=gen).to(torch.bfloat16).t(),
            (torch.randn(3001, generator=gen) * 1e4).to(torch.float16), torch.randn(3100, generator=gen).double() * 1e5,
            torch.randn(90, 80, generator=gen)[:, ::2], torch.randn(600, generator=gen)]
-assert [F._fusable(t) is not None for t in tensors] == [False, True, True, True, True, True, False, False]
-got = F.reduce_mixed(tensors, OPS).numpy()
-assert F._kernel() is not None and not F._failed, F._failed
-np.testing.assert_allclose(got, reduce_tensors(tensors, OPS).numpy(), rtol=1e-12, equal_nan=True)
+assert [F._fusable(t) for t in tensors] == [False, True, True, True, True, True, False, False]
+def check(batch):
+    got = F.reduce_mixed(batch, OPS).numpy()
+    assert F._kernel() is not None and not F._failed, F._failed
+    np.testing.assert_allclose(got, reduce_tensors(batch, OPS).numpy(), rtol=1e-12, equal_nan=True)
+check(tensors)
+check(tensors[::-1])  # float64 first: the launches (one per dtype) are not in the batch's order
+again = [t if i == 6 else t * 2 - 1 for i, t in enumerate(tensors)]  # the gapped view kept (a copy has no gaps)
+check(again)  # the same plan, new addresses: read from there, not from the last batch's
+assert len(F._PLANS) == 2 and len(F._PLANS[next(iter(F._PLANS))]._addresses) == 2
 print("same")
 """
 
@@ -46,7 +52,9 @@ print("same")
 def test_the_kernel_under_tritons_interpreter_equals_the_batched_path() -> None:
     """Every base quantity of large tensors (NaN, inf, bfloat16, float16, float64, a short last
     block, a transposed view) equals the batched path's, to float64 rounding; small tensors and
-    a strided view with gaps keep the batched path, in the tensors' order."""
+    a strided view with gaps keep the batched path, in the tensors' order, also when the
+    launches (one per dtype) take them in another; a batch of the same shapes at new addresses
+    is read from there."""
     env = {
         **os.environ,
         "TRITON_INTERPRET": "1",
@@ -78,11 +86,11 @@ def test_cpu_tensors_and_products_keep_the_batched_path(monkeypatch: pytest.Monk
 
 
 class _Uncompilable:
-    """What ``triton.jit`` gives where the kernel cannot be built (a driver or compiler error)."""
+    """What the kernel's launcher does where the kernel cannot be built (a driver or compiler error)."""
 
     calls = 0
 
-    def __getitem__(self, grid: Any) -> Any:
+    def __call__(self) -> Any:
         def launch(*args: Any, **kwargs: Any) -> None:
             _Uncompilable.calls += 1
             raise RuntimeError("injected: PTX assembly aborted")
@@ -97,7 +105,7 @@ def test_a_kernel_that_cannot_run_means_the_batched_path_from_then_on(
     kernel is not tried again (the training never sees Triton's error)."""
     monkeypatch.setattr(_fused, "DEVICE", "cpu")
     monkeypatch.setattr(_fused, "MIN_VALUES", 10)
-    monkeypatch.setattr(_fused, "_kernel", _Uncompilable)
+    monkeypatch.setattr(_fused, "_kernel", _Uncompilable())
     monkeypatch.setattr(_Uncompilable, "calls", 0)
     monkeypatch.setattr(_fused, "_failed", [])
     tensors = _tensors()

@@ -3,11 +3,11 @@
 When every due collection of a tensor saves reductions only (no raw tensor, no TensorBoard
 histogram), the PyTorch hook does not copy the tensor to host memory: it reduces it where it
 lives (CPU or CUDA), all the tensors of a batch (a step's parameters, its gradients) in a few
-torch calls (``_batched_reductions``; on CUDA, tensors of a million values or more in one
-pass each, ``_fused_reductions``), keeps the results on the device as one small float64
-tensor per batch,
-and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
-step's end waits for the copy only). The writer thread then only encodes scalars.
+torch calls (``_batched_reductions``; on CUDA, each value read once by one Triton launch per
+dtype, ``_fused_reductions``), keeps the results on the device as one small float64 tensor per
+batch, and copies them to the host once per step (on CUDA without blocking, into pinned memory; the
+hook's writer thread waits for the copy, not the training thread, which goes on queueing the
+next step's kernels). The writer thread then only encodes scalars.
 
 On CPU, where torch runs each call on the calling thread, a batch is copied on the training
 thread, when its values are defined (into a buffer of its dtype, or the float64 workspace),
@@ -90,6 +90,9 @@ class DeviceReductions:
     #: CPU batches are reduced on the worker's thread (False: on the training thread, as on
     #: CUDA; for measurements)
     off_thread = True
+    #: with the hook's writer thread, the step's CUDA copies are waited for there (False: by
+    #: the step's end, on the training thread; for measurements)
+    copies_on_writer = True
 
     def __init__(self) -> None:
         self._batching = 0
@@ -265,9 +268,11 @@ class DeviceReductions:
 
     def finish(self, background: BackgroundWriter | None = None) -> None:
         """Fill every reduced record's values (waits for the device copies) and raise a
-        failure of an earlier CPU reduction. CPU batches: with ``background`` (the hook's
-        writer thread, which encodes the step's files in a job submitted after this call),
-        a job there waits for them first; without, they are waited for here."""
+        failure of an earlier CPU reduction. With ``background`` (the hook's writer thread,
+        which encodes the step's files in a job submitted after this call), a job there waits
+        for the CPU batches and the CUDA copies first, so that the training thread goes on
+        queueing the next step's kernels while the GPU finishes this one's; without, they are
+        waited for here."""
         self._at_backward_end = False
         if self._error is not None:
             error, self._error, self._pending, self._deferred = self._error, None, {}, []
@@ -286,10 +291,11 @@ class DeviceReductions:
                 else:
                     _wait(worker, reducing)
         done, self._done = self._done, []
-        for records, result, event in done:
-            if event is not None:
-                event.synchronize()
-            fill_records(records, result.numpy())
+        if done:
+            if background is not None and self.copies_on_writer:
+                background.submit_call(partial(_fill, done), counted=False)
+            else:
+                _fill(done)
         if worker is not None:
             worker.raise_failure()
 
@@ -298,6 +304,15 @@ class DeviceReductions:
         self.live.close()
         if self._worker is not None:
             self._worker.close()
+
+
+def _fill(done: list[tuple[list[tuple[Reductions, np.dtype[Any]]], torch.Tensor, Any]]) -> None:
+    """Fill the records of the batches ``done`` from their results' host copies, each after
+    its copy's event (CUDA: the copy was queued without blocking)."""
+    for records, result, event in done:
+        if event is not None:
+            event.synchronize()
+        fill_records(records, result.numpy())
 
 
 def _wait(worker: ReductionWorker, reducing: list[Pending]) -> None:
