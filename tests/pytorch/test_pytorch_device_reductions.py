@@ -313,6 +313,36 @@ def test_hook_stores_device_reductions_of_weights_and_gradients_at_their_time(tm
     assert host_bytes == 3 * 8 * len(ops) * 8
 
 
+@pytest.mark.parametrize("on_writer", [True, False], ids=["writer", "step-end"])
+def test_results_made_on_the_training_thread_are_filled_where_the_step_is_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_writer: bool
+) -> None:
+    """Batches reduced on the training thread (as on CUDA; ``off_thread`` False here on CPU)
+    have their records filled by the hook's writer thread, just before it encodes the step, so
+    the step's end does not wait for the device's copy (``copies_on_writer``; False: the step's
+    end fills them); the stored values are the NumPy path's either way."""
+    from sagemaker_debugger_ext.hooks.pytorch import _device_reductions
+
+    monkeypatch.setattr(_device_reductions.DeviceReductions, "off_thread", False)
+    monkeypatch.setattr(_device_reductions.DeviceReductions, "copies_on_writer", on_writer)
+    filled_on: list[str] = []
+    fill = _device_reductions.fill_records
+
+    def fill_recording(*args: object) -> None:
+        filled_on.append(threading.current_thread().name)
+        fill(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_device_reductions, "fill_records", fill_recording)
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
+    _, expected, _ = train_recording(tmp_path / "run", _net(), x)
+    assert filled_on and set(filled_on) == ({"sdx-format-writer"} if on_writer else {"MainThread"})
+    trial = create_trial(str(tmp_path / "run"))
+    for (name, step), want in expected.items():
+        stored = trial.tensor(name).reduction_values(step)
+        for key, w in zip(SAVED_OPS, want, strict=True):
+            np.testing.assert_array_equal(stored[key], w, err_msg=f"{name} step {step} {key}")
+
+
 def test_raw_collections_keep_the_host_copies_and_count_them(tmp_path: Path) -> None:
     """A collection that saves the raw tensor still copies it (the count ``make bench`` reports)."""
     hook = Hook(out_dir=tmp_path / "run", save_config=SaveConfig(save_interval=1),
