@@ -19,6 +19,9 @@ $(STAMP): setup.py setup.cfg pyproject.toml
 	# those tests skipped with a reason.
 	$(PIP) install --quiet -e '.[tensorflow]' || echo "tensorflow-cpu/keras could not be installed; TensorFlow tests will be skipped"
 	$(PIP) install --quiet -e '.[jax]' || echo "jax could not be installed; the Keras JAX-backend test will be skipped"
+	# Triton (which PyTorch's CUDA wheels bring, not the CPU one): the fused CUDA reductions' kernel runs
+	# under its interpreter in the tests, on a machine without a GPU.
+	$(PIP) install --quiet 'triton>=3.0' || echo "triton could not be installed; the fused kernel's interpreter test will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)
