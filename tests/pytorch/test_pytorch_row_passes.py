@@ -4,6 +4,8 @@ the whole workspace, and equal to the NumPy path's."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -97,3 +99,47 @@ def test_the_chunks_split_the_padded_tails_by_row(monkeypatch: pytest.MonkeyPatc
     for start, end, local, part in spans:
         assert all(0 <= p < (end - start) * WIDTH for p in local.tolist())
         assert pad[part] == [p + start * WIDTH for p in local.tolist()]
+
+
+#: what the usual part asks for (the default reductions and norms), and subsets of it
+SWEPT_OPS = [
+    [("min", False), ("max", False), ("mean", False), ("mean", True), ("l2", False)],
+    [("max", False)],
+    [("min", False), ("l2", False)],
+    [("mean", True)],
+    [("mean", False), ("l2", True)],
+]
+
+
+@pytest.mark.parametrize("chunk_rows", [3, _row_passes.CHUNK_ROWS], ids=["3-rows", "default"])
+@pytest.mark.parametrize("ops", SWEPT_OPS, ids=lambda ops: "-".join(f"{'abs_' * a}{o}" for o, a in ops))
+def test_the_usual_float32_part_is_swept_in_one_compiled_call_with_the_same_bits(
+    ops: list[tuple[str, bool]], chunk_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A float32 part staged as the worker stages it, asking for min, max, sums, sums of
+    absolute values or of squares, is reduced by the TorchScript sweep: the same bits as the
+    same sweep run as Python (where TorchScript is missing) and as the passes in place in the
+    float64 workspace (the general path), and the NumPy path's values; also in pieces."""
+    monkeypatch.setattr(_row_passes, "CHUNK_ROWS", chunk_rows)
+    tensors = _tensors(torch.float32)
+    assert isinstance(_row_passes._compiled_sweep(), torch.jit.ScriptFunction)
+    workspace = Workspace()
+    swept = reduce_tensors(tensors, ops, workspace, staged=True)
+    assert all(layout.stage is not None for layout in workspace._layouts.values())
+    general = reduce_tensors(tensors, ops, Workspace(), staged=False)
+    np.testing.assert_array_equal(swept.numpy(), general.numpy())
+    _assert_numpy_path(tensors, ops, swept)
+    monkeypatch.setattr(_row_passes, "_compiled_sweep", lambda: _row_passes._sweep)
+    np.testing.assert_array_equal(reduce_tensors(tensors, ops, Workspace(), staged=True).numpy(), swept.numpy())
+    monkeypatch.setattr(_batched, "MAX_VALUES", 8 * WIDTH)  # 7 * WIDTH + 9 values: in pieces too
+    _assert_numpy_path(tensors, ops, reduce_tensors(tensors, ops, Workspace(), staged=True))
+
+
+def test_compiling_the_sweep_warns_nobody() -> None:
+    """TorchScript's deprecation warning (torch >= 2.10) is not shown to the training's user."""
+    _row_passes._compiled_sweep.cache_clear()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        table = reduce_tensors([torch.arange(5.0)], [("max", False), ("l2", False)], staged=True)
+    assert [str(w.message) for w in shown] == []
+    np.testing.assert_array_equal(table.numpy(), [[4.0, np.sqrt(30.0)]])
