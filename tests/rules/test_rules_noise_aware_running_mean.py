@@ -18,7 +18,7 @@ import pytest
 from running_mean_losses import running_mean_epochs
 
 from sagemaker_debugger_ext.rules import recommended_rule_parameters
-from sagemaker_debugger_ext.rules.builtin import Overtraining
+from sagemaker_debugger_ext.rules.builtin import Overtraining, _running_mean
 from sagemaker_debugger_ext.rules.builtin._running_mean import EpochNoise, epoch_length, window_variance
 
 LOSSES = {"losses": ["loss"]}
@@ -46,6 +46,29 @@ def test_epoch_length_of_a_running_mean_and_of_plain_losses() -> None:
     # full-batch training, a smooth convex decline, then frozen weights (the detection benchmark's mlp-freeze)
     smooth = [0.3 + 0.4 * np.exp(-s / 15) if s < 40 else 0.3 + 0.4 * np.exp(-40 / 15) for s in range(140)]
     assert epoch_length(list(range(140)), smooth) is None
+
+
+def test_epoch_length_weighs_every_length_in_blocks_at_a_large_save_interval() -> None:
+    """Saved every 100 steps, 1000 steps per epoch: found at 16 saves (1.5 epochs) and from the last 256 of
+    1024 saves (lengths 2 to 25,500, weighed 1,024 at a time). The blocks lose nothing: each length's
+    likelihood within a block is the one it has alone, and the search's answer is the best of all lengths
+    weighed at once (2,200 steps per epoch saved every 20 steps: 5,099 lengths, the best in the third block)."""
+    values = running_mean_epochs(1, epochs=103, batches=1000)
+    steps = list(range(0, 102_400, 100))
+    saved = [float(np.float32(values[s])) for s in steps]
+    assert epoch_length(steps[:16], saved[:16]) == 1000
+    assert epoch_length(steps[-256:], saved[-256:]) == 1000
+    values = running_mean_epochs(2, epochs=3, batches=2200)
+    s = np.arange(0, 5120, 20)
+    r = np.array([float(np.float32(values[int(x)])) for x in s])
+    lengths = np.arange(2, 5101)
+    together = _running_mean._log_likelihoods(s, r, lengths[:, None])
+    some = (2, 7, 1025, 1026, 2199, 2200, 5100)
+    alone = [float(_running_mean._log_likelihoods(s, r, np.array([[p]]))[0]) for p in some]
+    assert [float(together[p - 2]) for p in some] == pytest.approx(alone, rel=1e-12)
+    plain = float(_running_mean._log_likelihoods(s, r, None)[0])
+    assert together.max() > plain + _running_mean.MIN_GAIN
+    assert epoch_length(s, r) == lengths[np.argmax(together)] == 2200
 
 
 def test_window_variance_by_position_in_the_epoch() -> None:

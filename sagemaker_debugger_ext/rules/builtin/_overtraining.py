@@ -106,7 +106,8 @@ class Overtraining(_LossRule):
         window.append(mode_step)
         del window[: -self.p["patience_train"]]
         saved = self._saved[name] = self._saved.get(name, 0) + 1
-        if self.p["noise_aware"] and saved >= 8 and saved & (saved - 1) == 0:  # the search costs up to a second
+        # at 8, 16, 32, ...: a search weighs every length up to the saved span (0.25 s saved every 100 steps)
+        if self.p["noise_aware"] and saved >= 8 and saved & (saved - 1) == 0:
             self._epoch[name] = epoch_length(steps, values)
 
     def _values(self, step: int) -> list[tuple[str, str, float, int, float]]:

@@ -33,58 +33,73 @@ __all__ = ["MIN_GAIN", "EpochNoise", "epoch_length", "epoch_noise", "window_vari
 # log-likelihood (nats) by which "running mean over P steps" must beat "plain batch losses": a
 # likelihood ratio of e**20 (the search tries a few hundred P, each a wrong model of plain losses)
 MIN_GAIN = 20.0
+_CELLS = 1 << 18  # values per block of lengths weighed at once (a few MB per array)
 
 
-def _blocks(steps: np.ndarray, values: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(block means, block sizes, j, same epoch as the previous save) under ``p`` steps per epoch."""
+def _blocks(steps: np.ndarray, values: np.ndarray, p: int | np.ndarray) -> tuple[np.ndarray, ...]:
+    """(block means, block sizes, j, same epoch as the previous save) under ``p`` steps per epoch; ``p``
+    an array of shape (C, 1): one row per length. Two saves are of one epoch when their j differ by
+    their step difference (across an epoch start they differ by that less a multiple of ``p``)."""
     j = steps % p + 1
-    epoch = steps // p
-    same = np.zeros(len(steps), dtype=bool)
-    same[1:] = (epoch[1:] == epoch[:-1]) & (j[1:] > j[:-1])
-    n = j.astype(float)
-    b = values.astype(float).copy()
-    prev_j = np.roll(j, 1)
-    prev_r = np.roll(values, 1)
-    n[same] = j[same] - prev_j[same]
-    b[same] = (j[same] * values[same] - prev_j[same] * prev_r[same]) / n[same]
-    return b, n, j.astype(float), same
+    gap = np.diff(steps)
+    same = np.zeros(j.shape, dtype=bool)
+    same[..., 1:] = (np.diff(j, axis=-1) == gap) & (gap > 0)
+    n = np.where(same, np.concatenate(([1.0], gap)), j)
+    jr = j * values
+    step = np.zeros(j.shape)
+    step[..., 1:] = np.diff(jr, axis=-1)
+    b = np.where(same, step / n, values)
+    return b, n, j, same
 
 
-def _log_likelihood(steps: np.ndarray, values: np.ndarray, p: int | None) -> float:
-    """Profile log-likelihood of the saved values under ``p`` steps per epoch (None: plain batch losses)."""
+def _log_likelihoods(steps: np.ndarray, values: np.ndarray, p: np.ndarray | None) -> np.ndarray:
+    """Profile log-likelihood of the saved values under each of ``p`` steps per epoch, shape (C, 1) (None:
+    plain batch losses, one value); -inf where the values leave no noise to weigh."""
     if p is None:
-        b, n, j = values.astype(float), np.ones(len(values)), np.ones(len(values))
+        b, n, j = (np.atleast_2d(values.astype(float)), np.ones((1, len(values))), np.ones((1, len(values))))
     else:
         b, n, j, _ = _blocks(steps, values, p)
     # a trend, linear locally, is not noise; a value that repeats the one before exactly (frozen weights on a
     # fixed batch) tells no model from another: left out of both
     keep = values[2:] != values[1:-1]
-    e = (b[2:] - 2 * b[1:-1] + b[:-2])[keep]
-    w = (1 / n[2:] + 4 / n[1:-1] + 1 / n[:-2])[keep]
-    s2 = float(np.mean(e * e / w)) if len(e) else 0.0
-    if s2 <= 0 or not math.isfinite(s2):
-        return math.inf if p is None else -math.inf
-    return -0.5 * len(e) * math.log(s2) - 0.5 * float(np.sum(np.log(w))) + float(np.sum(np.log((j[2:] / n[2:])[keep])))
+    inv = 1 / n
+    e = b[:, 2:] - 2 * b[:, 1:-1] + b[:, :-2]
+    w = inv[:, 2:] + 4 * inv[:, 1:-1] + inv[:, :-2]
+    jacobian = (j[:, 2:] * inv[:, 2:]) ** 2
+    if not keep.all():
+        e, w, jacobian = e[:, keep], w[:, keep], jacobian[:, keep]
+    k = e.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s2 = np.mean(e * e / w, axis=1) if k else np.zeros(len(b))
+        # -1/2 log w + log(j / n) of each kept value (the Jacobian of r -> b), as one log
+        ll = -0.5 * k * np.log(s2) - 0.5 * np.sum(np.log(w / jacobian), axis=1)
+    return np.where((s2 > 0) & np.isfinite(ll), ll, -np.inf)
 
 
 def epoch_length(steps: Sequence[int], values: Sequence[float]) -> int | None:
     """Steps per epoch (2 up to the saved span) of a running-mean loss saved at training mode
     ``steps``; None when no length beats plain batch losses by ``MIN_GAIN`` nats, or when the
     values have no noise around a local trend to weigh: none at all, or second differences of
-    one sign beyond chance (a sign test at 3 sigma: a smooth curve, as full-batch training's)."""
+    one sign beyond chance (a sign test at 3 sigma: a smooth curve, as full-batch training's).
+    Every length is weighed: the first epoch length is often found with only one epoch start
+    seen (a running mean of 24 steps saved every step: from 32 saves on), and epochs of 2 or 3
+    saves are found too; the likelihoods of a block of lengths are computed at once, each block
+    of at most ``_CELLS`` values (as many lengths as fit)."""
     s = np.asarray(steps, dtype=np.int64)
     r = np.asarray(values, dtype=float)
     if len(s) < 8:
         return None
-    plain = _log_likelihood(s, r, None)
+    plain = float(_log_likelihoods(s, r, None)[0])
     curve = np.diff(r, 2)[r[2:] != r[1:-1]]
-    if not math.isfinite(plain) or abs(np.sum(np.sign(curve))) > 3 * math.sqrt(len(curve)):
+    if plain == -math.inf or abs(np.sum(np.sign(curve))) > 3 * math.sqrt(len(curve)):
         return None  # second differences mostly of one sign: a smooth curve (full-batch), no noise to weigh
     best, best_ll = None, plain + MIN_GAIN
-    for p in range(2, int(s[-1] - s[0]) + 1):
-        ll = _log_likelihood(s, r, p)
-        if ll > best_ll:
-            best, best_ll = p, ll
+    p = np.arange(2, int(s[-1] - s[0]) + 1)
+    rows = max(1, _CELLS // len(s))
+    for i in range(0, len(p), rows):
+        ll = _log_likelihoods(s, r, p[i : i + rows, None])
+        if ll[top := int(np.argmax(ll))] > best_ll:
+            best, best_ll = int(p[i + top]), float(ll[top])
     return best
 
 
