@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 SMDEBUG_VENV := .venv-smdebug
+TRITON_SITE := .triton
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench gpu-check fuzz venv smdebug-venv mxnet-venv sdk3-venv clean lint notebooks
@@ -19,9 +20,10 @@ $(STAMP): setup.py setup.cfg pyproject.toml
 	# those tests skipped with a reason.
 	$(PIP) install --quiet -e '.[tensorflow]' || echo "tensorflow-cpu/keras could not be installed; TensorFlow tests will be skipped"
 	$(PIP) install --quiet -e '.[jax]' || echo "jax could not be installed; the Keras JAX-backend test will be skipped"
-	# Triton (which PyTorch's CUDA wheels bring, not the CPU one): the fused CUDA reductions' kernel runs
-	# under its interpreter in the tests, on a machine without a GPU.
-	$(PIP) install --quiet 'triton>=3.0' || echo "triton could not be installed; the fused kernel's interpreter test will be skipped"
+	# Triton (which PyTorch's CUDA wheels bring, not the CPU one), in a folder of its own: the test of the fused
+	# CUDA reductions runs their kernel under Triton's interpreter in a subprocess with this folder on its path.
+	# Not in .venv: there torch._dynamo would import it, and it aborts a process that has loaded TensorFlow.
+	$(PIP) install --quiet --no-deps --upgrade --target $(TRITON_SITE) 'triton>=3.0' || echo "triton could not be installed; the fused kernel's interpreter test will be skipped"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -112,4 +114,4 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) $(SMDEBUG_VENV) $(MXNET_VENV) $(SMDEBUG_MXNET_VENV) $(SDK3_VENV) build dist *.egg-info
+	rm -rf $(VENV) $(SMDEBUG_VENV) $(MXNET_VENV) $(SMDEBUG_MXNET_VENV) $(SDK3_VENV) $(TRITON_SITE) build dist *.egg-info

@@ -20,6 +20,8 @@ from sagemaker_debugger_ext.hooks.pytorch import _fused_reductions as _fused
 from sagemaker_debugger_ext.hooks.pytorch._batched_reductions import reduce_tensors
 
 REPO = Path(__file__).resolve().parents[2]
+#: Triton for the interpreter test (``make venv`` installs it there, outside .venv: see the Makefile)
+TRITON_SITE = REPO / ".triton"
 OPS = tuple((op, a) for op in ("min", "max", "mean", "std", "variance", "sum", "l1", "l2") for a in (False, True))
 
 _INTERPRETED = r"""
@@ -48,7 +50,10 @@ print("same")
 """
 
 
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None and not (TRITON_SITE / "triton").is_dir(),
+    reason="Triton is not installed (make venv puts it in .triton)",
+)
 def test_the_kernel_under_tritons_interpreter_equals_the_batched_path() -> None:
     """Every base quantity of large tensors (NaN, inf, bfloat16, float16, float64, a short last
     block, a transposed view) equals the batched path's, to float64 rounding; small tensors and
@@ -58,7 +63,7 @@ def test_the_kernel_under_tritons_interpreter_equals_the_batched_path() -> None:
     env = {
         **os.environ,
         "TRITON_INTERPRET": "1",
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH"), str(TRITON_SITE)])),
     }
     done = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", _INTERPRETED], env=env,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
