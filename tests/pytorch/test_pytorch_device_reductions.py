@@ -318,24 +318,36 @@ def test_results_made_on_the_training_thread_are_filled_where_the_step_is_encode
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, on_writer: bool
 ) -> None:
     """Batches reduced on the training thread (as on CUDA; ``off_thread`` False here on CPU)
-    have their records filled by the hook's writer thread, just before it encodes the step, so
-    the step's end does not wait for the device's copy (``copies_on_writer``; False: the step's
-    end fills them); the stored values are the NumPy path's either way."""
+    have their records filled by a job of the hook's writer queue, just before the step is
+    encoded, not by the step's end (``finish``), which then does not wait for the device's copy
+    (``copies_on_writer``; False: the step's end fills them); the stored values are the NumPy
+    path's either way. (The writer's job may run on the training thread when it waits for the
+    writer: what is asserted is that ``finish`` does not run it.)"""
     from sagemaker_debugger_ext.hooks.pytorch import _device_reductions
 
-    monkeypatch.setattr(_device_reductions.DeviceReductions, "off_thread", False)
-    monkeypatch.setattr(_device_reductions.DeviceReductions, "copies_on_writer", on_writer)
-    filled_on: list[str] = []
-    fill = _device_reductions.fill_records
+    reductions = _device_reductions.DeviceReductions
+    monkeypatch.setattr(reductions, "off_thread", False)
+    monkeypatch.setattr(reductions, "copies_on_writer", on_writer)
+    in_finish = threading.local()
+    filled_in_finish: list[bool] = []
+    fill, finish = _device_reductions.fill_records, reductions.finish
 
     def fill_recording(*args: object) -> None:
-        filled_on.append(threading.current_thread().name)
+        filled_in_finish.append(getattr(in_finish, "now", False))
         fill(*args)  # type: ignore[arg-type]
 
+    def finish_recording(self: object, *args: object) -> None:
+        in_finish.now = True
+        try:
+            finish(self, *args)  # type: ignore[arg-type]
+        finally:
+            in_finish.now = False
+
     monkeypatch.setattr(_device_reductions, "fill_records", fill_recording)
+    monkeypatch.setattr(reductions, "finish", finish_recording)
     x = torch.randn(8, 16, generator=torch.Generator().manual_seed(2))
     _, expected, _ = train_recording(tmp_path / "run", _net(), x)
-    assert filled_on and set(filled_on) == ({"sdx-format-writer"} if on_writer else {"MainThread"})
+    assert filled_in_finish and set(filled_in_finish) == {not on_writer}
     trial = create_trial(str(tmp_path / "run"))
     for (name, step), want in expected.items():
         stored = trial.tensor(name).reduction_values(step)
