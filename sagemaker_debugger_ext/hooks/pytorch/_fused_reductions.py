@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -84,7 +85,7 @@ def _fusable(tensor: torch.Tensor) -> bool:
 
 
 class _Plan:
-    """Where each large tensor of a batch (by dtypes, sizes and the batch's order; ``big`` in
+    """Where each fused tensor of a batch (by dtypes, sizes and the batch's order; ``big`` in
     launch order: grouped by dtype) lies among the kernel's blocks, as device tensors made
     once: building them again each step would copy from the host and wait for the device.
     The tensors' addresses change when they are made again (gradients, after ``zero_grad``):
@@ -107,13 +108,12 @@ class _Plan:
         # block is counted from its launch's first
         self.launches: list[tuple[torch.dtype, int, int]] = []
         first, start = [], 0
-        for dtype, blocks in zip(dtypes, self.blocks, strict=True):
-            if not self.launches or self.launches[-1][0] != dtype:
-                self.launches.append((dtype, start, 0))
-            launch_dtype, launch_start, launch_blocks = self.launches[-1]
-            first.append(start - launch_start)
-            self.launches[-1] = (launch_dtype, launch_start, launch_blocks + blocks)
-            start += blocks
+        for dtype, run in itertools.groupby(zip(dtypes, self.blocks, strict=True), key=lambda pair: pair[0]):
+            launch_start = start
+            for _, blocks in run:
+                first.append(start - launch_start)
+                start += blocks
+            self.launches.append((dtype, launch_start, start - launch_start))
         self.owners = [self.owner[a : a + n] for _, a, n in self.launches]
         self.tables = (
             torch.tensor(first, dtype=torch.int64, device=device),
@@ -166,11 +166,8 @@ def fused_quantities(tensors: Sequence[torch.Tensor], names: Sequence[str], plan
     tables = (plan.addresses(tensors), *plan.tables)
     # Triton launches on the current device: the tensors' own (a model spread over GPUs)
     with torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext():
-        if len(plan.launches) == 1:
-            launch(plan.launches[0][0], tables, plan.owner, out, BLOCK)
-        else:
-            for (dtype, start, blocks), owner in zip(plan.launches, plan.owners, strict=True):
-                launch(dtype, tables, owner, out[start : start + blocks], BLOCK)
+        for (dtype, start, blocks), owner in zip(plan.launches, plan.owners, strict=True):
+            launch(dtype, tables, owner, out[start : start + blocks], BLOCK)
 
     def per_tensor(values: torch.Tensor, how: str) -> torch.Tensor:
         return torch.segment_reduce(values, how, lengths=plan.lengths, axis=0, unsafe=True)
@@ -179,7 +176,8 @@ def fused_quantities(tensors: Sequence[torch.Tensor], names: Sequence[str], plan
         sums = per_tensor(out[:, 4:8], "sum")
         extremes = torch.cat([per_tensor(out[:, 0:2], "min"), per_tensor(out[:, 2:4], "max")], dim=1)
         extremes.masked_fill_(sums[:, 3:4] > 0, float("nan"))  # NaN where a tensor holds one, as NumPy
-        q = dict(zip(_COLUMNS, (*extremes.unbind(1), *sums.unbind(1)), strict=False))
+        columns = zip(_COLUMNS, (*extremes.unbind(1), *sums.unbind(1)), strict=False)
+        q = {name: values for name, values in columns if name in names}  # derive() uses each it is given
         q["count"] = count = plan.count
         for name in ("variance", "abs_variance"):
             if name in names:  # M2 = sum(M2_b) + sum(n_b (mean_b - mean)^2), mean_b = sum_b / n_b
